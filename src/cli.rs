@@ -1,0 +1,188 @@
+//! The command line (DESIGN.md §10): `icegate check` and `icegate explain`.
+
+use crate::decide::{self, Input, Settings};
+use crate::policy::{self, LoadError, Loaded};
+use crate::roles::{OwnershipMode, Principal};
+use clap::{Parser, Subcommand, ValueEnum};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(name = "icegate", version, about = "An authorizing reverse proxy for Apache Iceberg REST catalogs")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Validate a policy file or directory and print its counts.
+    Check {
+        #[arg(long)]
+        policy: PathBuf,
+    },
+    /// Decide one request offline and print the decision as JSON.
+    Explain(ExplainArgs),
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Ownership {
+    Always,
+    Narrowed,
+    Caller,
+}
+
+#[derive(Debug, clap::Args)]
+struct ExplainArgs {
+    #[arg(long)]
+    policy: PathBuf,
+    #[arg(long)]
+    user: String,
+    /// An identity-provided group (repeatable).
+    #[arg(long = "group")]
+    groups: Vec<String>,
+    /// The raw `X-Gravitino-Active-Roles` value; use `--active-roles=VALUE` for values
+    /// starting with `-`.
+    #[arg(long, allow_hyphen_values = true)]
+    active_roles: Option<String>,
+    /// Whether the named object exists upstream.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    exists: bool,
+    /// A JSON request body.
+    #[arg(long)]
+    body: Option<PathBuf>,
+    /// The upstream's JSON list response.
+    #[arg(long)]
+    list_response: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "always")]
+    ownership: Ownership,
+    /// An identity-bound active-roles claim, comma-separated; `--claim-roles=` is an empty claim.
+    #[arg(long)]
+    claim_roles: Option<String>,
+    /// The HTTP method.
+    method: String,
+    /// The raw request target (path and optional query), taken literally.
+    target: String,
+}
+
+/// The JSON `explain` prints (DESIGN.md §10).
+#[derive(Debug, Serialize)]
+pub struct Explanation {
+    pub status: u16,
+    pub operation: Option<&'static str>,
+    pub credential: Option<&'static str>,
+    pub reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visible: Option<Vec<Box<RawValue>>>,
+}
+
+impl From<decide::Outcome> for Explanation {
+    fn from(o: decide::Outcome) -> Self {
+        let forwarded = o.status == 200;
+        Self {
+            status: o.status,
+            operation: o.operation.map(|op| op.as_str()),
+            credential: o.credential.filter(|_| forwarded).map(|s| s.as_str()),
+            reason: o.reason,
+            visible: o.visible.filter(|_| forwarded),
+        }
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match cli.command {
+        Command::Check { policy } => check(&policy),
+        Command::Explain(args) => explain(&args),
+    }
+}
+
+fn print_errors(e: &LoadError) {
+    let mut err = std::io::stderr().lock();
+    for d in e.diagnostics() {
+        let _ = writeln!(err, "{d}");
+    }
+}
+
+fn check(path: &Path) -> ExitCode {
+    match policy::load_path(path) {
+        Ok(Loaded { snapshot, warnings }) => {
+            let mut err = std::io::stderr().lock();
+            for w in &warnings {
+                let _ = writeln!(err, "warning: {w}");
+            }
+            println!("{}", snapshot.stats());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            print_errors(&e);
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn read_file(what: &str, path: &Path) -> Result<Vec<u8>, ExitCode> {
+    std::fs::read(path).map_err(|e| {
+        eprintln!("error: cannot read {what} `{}`: {e}", path.display());
+        ExitCode::from(2)
+    })
+}
+
+fn explain(args: &ExplainArgs) -> ExitCode {
+    let snapshot = match policy::load_path(&args.policy) {
+        Ok(loaded) => loaded.snapshot,
+        Err(e) => {
+            print_errors(&e);
+            return ExitCode::from(2);
+        }
+    };
+    let body = match args.body.as_deref().map(|p| read_file("body", p)).transpose() {
+        Ok(b) => b,
+        Err(code) => return code,
+    };
+    let list_response = match args.list_response.as_deref().map(|p| read_file("list response", p)).transpose() {
+        Ok(b) => b,
+        Err(code) => return code,
+    };
+    let claim_roles = args.claim_roles.as_ref().map(|c| {
+        c.split(',').map(|r| r.trim_matches([' ', '\t'])).filter(|r| !r.is_empty()).map(str::to_owned).collect()
+    });
+    let settings = Settings {
+        ownership: match args.ownership {
+            Ownership::Always => OwnershipMode::Always,
+            Ownership::Narrowed => OwnershipMode::Narrowed,
+            Ownership::Caller => OwnershipMode::Caller,
+        },
+        ..Settings::default()
+    };
+    let input = Input {
+        method: &args.method,
+        target: &args.target,
+        principal: Principal { user: args.user.clone(), groups: args.groups.clone(), claim_roles },
+        active_roles: args.active_roles.as_deref().map(str::as_bytes),
+        body: body.as_deref(),
+        exists: args.exists,
+        list_response: list_response.as_deref(),
+    };
+    let explanation = Explanation::from(decide::decide(&snapshot, &settings, &input));
+    match serde_json::to_string(&explanation) {
+        Ok(json) => {
+            println!("{json}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: cannot render the decision: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

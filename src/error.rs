@@ -1,0 +1,114 @@
+//! The one place where a refusal becomes an Iceberg error response (DESIGN.md §7):
+//! `{"error": {"message": "...", "type": "...", "code": N}}`.
+
+use crate::iceberg::OperationId;
+use crate::iceberg::body::BodyError;
+use crate::iceberg::list::ListError;
+use crate::iceberg::path::PathError;
+use crate::iceberg::routes::Route;
+use crate::roles::{HeaderError, NarrowError};
+
+/// An answer icegate gives itself, without forwarding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub status: u16,
+    /// The Iceberg error `type`.
+    pub kind: &'static str,
+    pub message: String,
+}
+
+impl Refusal {
+    pub fn new(status: u16, kind: &'static str, message: impl Into<String>) -> Self {
+        Self { status, kind, message: message.into() }
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(400, "BadRequestException", message)
+    }
+
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(403, "ForbiddenException", message)
+    }
+
+    /// A denied operation: names the operation and the object the caller named, and nothing
+    /// from the policy, so the message cannot be used to learn it.
+    pub fn denied(route: &Route) -> Self {
+        let mut object = String::new();
+        if let Some(ns) = &route.namespace {
+            object.push_str(&ns.to_string());
+        }
+        if let Some(name) = &route.name {
+            if !object.is_empty() {
+                object.push('.');
+            }
+            object.push_str(name);
+        }
+        let message = if object.is_empty() {
+            format!("not authorized to {}", route.operation)
+        } else {
+            format!("not authorized to {} `{object}`", route.operation)
+        };
+        Self::forbidden(message)
+    }
+
+    /// The 404 of a hidden-or-missing table or view (DESIGN.md §4 "403 or 404").
+    pub fn not_found(route: &Route) -> Self {
+        let ns = route.namespace.as_ref().map(ToString::to_string).unwrap_or_default();
+        let name = route.name.as_deref().unwrap_or_default();
+        match route.operation {
+            OperationId::LoadView => {
+                Self::new(404, "NoSuchViewException", format!("view does not exist: `{ns}.{name}`"))
+            }
+            _ => Self::new(404, "NoSuchTableException", format!("table does not exist: `{ns}.{name}`")),
+        }
+    }
+
+    pub fn unknown_route(method: &str) -> Self {
+        Self::forbidden(format!(
+            "route not recognized: `{method}` on this path is not an Iceberg REST operation icegate allows"
+        ))
+    }
+
+    /// The response body.
+    pub fn to_json(&self) -> String {
+        serde_json::json!({
+            "error": { "message": self.message, "type": self.kind, "code": self.status }
+        })
+        .to_string()
+    }
+}
+
+impl From<&PathError> for Refusal {
+    fn from(e: &PathError) -> Self {
+        Self::bad_request(e.to_string())
+    }
+}
+
+impl From<&HeaderError> for Refusal {
+    fn from(e: &HeaderError) -> Self {
+        Self::bad_request(e.to_string())
+    }
+}
+
+impl From<&NarrowError> for Refusal {
+    fn from(e: &NarrowError) -> Self {
+        Self::forbidden(e.to_string())
+    }
+}
+
+impl From<&BodyError> for Refusal {
+    fn from(e: &BodyError) -> Self {
+        let kind = match e.status() {
+            413 => "RequestEntityTooLargeException",
+            415 => "UnsupportedMediaTypeException",
+            _ => "BadRequestException",
+        };
+        Self::new(e.status(), kind, e.to_string())
+    }
+}
+
+impl From<&ListError> for Refusal {
+    fn from(e: &ListError) -> Self {
+        Self::new(502, "BadGatewayException", e.to_string())
+    }
+}

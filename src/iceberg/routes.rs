@@ -1,0 +1,242 @@
+//! Route classification: method + canonical target → Iceberg operation and its objects, for
+//! every path and method of the Iceberg REST and S3 signer OpenAPI specs.
+
+use super::path::{PathError, Segment, decode_path_part, decode_query_part};
+use super::{Namespace, OperationId};
+
+/// Listener-side settings that change how a target is read.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RouteOptions<'a> {
+    /// A base path in front of `/v1` (e.g. `/iceberg`), without a trailing slash; empty for none.
+    pub base_path: &'a str,
+    /// Extra namespace separators the upstream accepts (`upstream.namespace_separators`).
+    pub namespace_separators: &'a [String],
+}
+
+/// The outcome of reading a syntactically valid target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Classified {
+    Route(Route),
+    /// A valid target that names no route icegate knows (403 at classification).
+    Unrecognized,
+}
+
+/// A recognized request: the operation and the objects its path names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Route {
+    pub operation: OperationId,
+    /// The decoded `{prefix}` segment; `None` for the form without a prefix.
+    pub prefix: Option<String>,
+    /// `{namespace}` of the path, when the route has one.
+    pub namespace: Option<Namespace>,
+    /// `{table}`, `{view}` or `{function}` of the path, when the route has one.
+    pub name: Option<String>,
+    /// `{plan-id}` of fetchPlanningResult and cancelPlanning.
+    pub plan_id: Option<String>,
+    pub query: Query,
+}
+
+/// The query string, checked (DESIGN.md §7).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Query {
+    /// Non-empty `pageToken` (an empty one is the same as none).
+    pub page_token: Option<String>,
+    pub page_size: Option<u32>,
+    /// Non-empty `parent`, checked like a namespace in the path.
+    pub parent: Option<Namespace>,
+    /// Every parameter as received (raw, still percent-encoded), in order, for forwarding.
+    pub pairs: Vec<(String, String)>,
+}
+
+/// A position of a route shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    Lit(&'static str),
+    Ns,
+    Name,
+    Plan,
+}
+
+use OperationId as Op;
+use Part::{Lit, Name, Ns, Plan};
+
+type Methods = &'static [(&'static str, OperationId)];
+
+/// Shapes after `/v1` that take an optional `{prefix}` in front.
+const PREFIXED: &[(&[Part], Methods)] = &[
+    (&[Lit("namespaces")], &[("GET", Op::ListNamespaces), ("POST", Op::CreateNamespace)]),
+    (
+        &[Lit("namespaces"), Ns],
+        &[("GET", Op::LoadNamespaceMetadata), ("HEAD", Op::NamespaceExists), ("DELETE", Op::DropNamespace)],
+    ),
+    (&[Lit("namespaces"), Ns, Lit("properties")], &[("POST", Op::UpdateProperties)]),
+    (&[Lit("namespaces"), Ns, Lit("tables")], &[("GET", Op::ListTables), ("POST", Op::CreateTable)]),
+    (&[Lit("namespaces"), Ns, Lit("functions")], &[("GET", Op::ListFunctions)]),
+    (&[Lit("namespaces"), Ns, Lit("functions"), Name], &[("GET", Op::LoadFunction)]),
+    (&[Lit("namespaces"), Ns, Lit("register")], &[("POST", Op::RegisterTable)]),
+    (
+        &[Lit("namespaces"), Ns, Lit("tables"), Name],
+        &[("GET", Op::LoadTable), ("POST", Op::UpdateTable), ("DELETE", Op::DropTable), ("HEAD", Op::TableExists)],
+    ),
+    (&[Lit("namespaces"), Ns, Lit("tables"), Name, Lit("plan")], &[("POST", Op::PlanTableScan)]),
+    (
+        &[Lit("namespaces"), Ns, Lit("tables"), Name, Lit("plan"), Plan],
+        &[("GET", Op::FetchPlanningResult), ("DELETE", Op::CancelPlanning)],
+    ),
+    (&[Lit("namespaces"), Ns, Lit("tables"), Name, Lit("tasks")], &[("POST", Op::FetchScanTasks)]),
+    (&[Lit("namespaces"), Ns, Lit("tables"), Name, Lit("unregister")], &[("POST", Op::UnregisterTable)]),
+    (&[Lit("namespaces"), Ns, Lit("tables"), Name, Lit("credentials")], &[("GET", Op::LoadCredentials)]),
+    (&[Lit("namespaces"), Ns, Lit("tables"), Name, Lit("sign")], &[("POST", Op::SignRequest)]),
+    (&[Lit("namespaces"), Ns, Lit("tables"), Name, Lit("metrics")], &[("POST", Op::ReportMetrics)]),
+    (&[Lit("tables"), Lit("rename")], &[("POST", Op::RenameTable)]),
+    (&[Lit("transactions"), Lit("commit")], &[("POST", Op::CommitTransaction)]),
+    (&[Lit("namespaces"), Ns, Lit("views")], &[("GET", Op::ListViews), ("POST", Op::CreateView)]),
+    (
+        &[Lit("namespaces"), Ns, Lit("views"), Name],
+        &[("GET", Op::LoadView), ("POST", Op::ReplaceView), ("DELETE", Op::DropView), ("HEAD", Op::ViewExists)],
+    ),
+    (&[Lit("views"), Lit("rename")], &[("POST", Op::RenameView)]),
+    (&[Lit("namespaces"), Ns, Lit("register-view")], &[("POST", Op::RegisterView)]),
+];
+
+/// Shapes after `/v1` that never take a prefix.
+const UNPREFIXED: &[(&[Part], Methods)] = &[
+    (&[Lit("config")], &[("GET", Op::GetConfig)]),
+    (&[Lit("oauth"), Lit("tokens")], &[("POST", Op::GetToken)]),
+    (&[Lit("aws"), Lit("s3"), Lit("sign")], &[("POST", Op::SignS3Request)]),
+];
+
+/// Whether `segments` fit `shape`; a literal spelled with escapes is refused, as the two
+/// sides could match it differently.
+fn fits(shape: &[Part], segments: &[Segment<'_>]) -> Result<bool, PathError> {
+    if shape.len() != segments.len() {
+        return Ok(false);
+    }
+    for (part, seg) in shape.iter().zip(segments) {
+        if let Lit(lit) = part
+            && seg.raw != *lit
+        {
+            if seg.parts.len() == 1 && seg.parts.first().is_some_and(|p| p == lit) {
+                return Err(PathError::EncodedLiteral(seg.raw.to_owned()));
+            }
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+fn find<'s>(
+    table: &'s [(&'s [Part], Methods)],
+    segments: &[Segment<'_>],
+) -> Result<Option<&'s (&'s [Part], Methods)>, PathError> {
+    for entry in table {
+        if fits(entry.0, segments)? {
+            return Ok(Some(entry));
+        }
+    }
+    Ok(None)
+}
+
+/// Reads `target` (the raw request target: path and optional query) for `method`.
+pub fn classify(method: &str, target: &str, options: &RouteOptions<'_>) -> Result<Classified, PathError> {
+    if !target.starts_with('/') {
+        return Err(PathError::AbsoluteForm(target.to_owned()));
+    }
+    if target.contains('#') {
+        return Err(PathError::Fragment);
+    }
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let Some(path) = strip_base(path, options.base_path) else { return Ok(Classified::Unrecognized) };
+    let Some(rest) = path.strip_prefix('/') else { return Ok(Classified::Unrecognized) };
+    let segments = rest.split('/').map(Segment::read).collect::<Result<Vec<_>, _>>()?;
+    let query = parse_query(query, options.namespace_separators)?;
+    let Some((first, after_v1)) = segments.split_first() else { return Ok(Classified::Unrecognized) };
+    if !fits(&[Lit("v1")], std::slice::from_ref(first))? {
+        return Ok(Classified::Unrecognized);
+    }
+    // The form without a prefix is read first, so `/v1/namespaces/namespaces` is a namespace.
+    let (prefix, shape, methods, objects) = if let Some((shape, methods)) = find(UNPREFIXED, after_v1)? {
+        (None, *shape, *methods, after_v1)
+    } else if let Some((shape, methods)) = find(PREFIXED, after_v1)? {
+        (None, *shape, *methods, after_v1)
+    } else {
+        let Some((prefix, objects)) = after_v1.split_first() else { return Ok(Classified::Unrecognized) };
+        match find(PREFIXED, objects)? {
+            Some((shape, methods)) => (Some(prefix.single()?.to_owned()), *shape, *methods, objects),
+            None => return Ok(Classified::Unrecognized),
+        }
+    };
+    let Some((_, operation)) = methods.iter().find(|(m, _)| *m == method) else { return Ok(Classified::Unrecognized) };
+    let mut route = Route { operation: *operation, prefix, namespace: None, name: None, plan_id: None, query };
+    for (part, seg) in shape.iter().zip(objects) {
+        match part {
+            Ns => route.namespace = Some(Namespace::new(seg.parts.clone(), options.namespace_separators)?),
+            Name => {
+                let name = seg.single()?;
+                super::names::check_name(name)?;
+                route.name = Some(name.to_owned());
+            }
+            Plan => route.plan_id = Some(seg.single()?.to_owned()),
+            Lit(_) => {}
+        }
+    }
+    Ok(Classified::Route(route))
+}
+
+fn strip_base<'a>(path: &'a str, base: &str) -> Option<&'a str> {
+    if base.is_empty() {
+        return Some(path);
+    }
+    path.strip_prefix(base).filter(|rest| rest.starts_with('/'))
+}
+
+/// Scalar parameters that must not repeat (DESIGN.md §7).
+const SCALARS: [&str; 7] = ["pageToken", "pageSize", "parent", "purgeRequested", "snapshots", "warehouse", "planId"];
+
+fn parse_query(query: &str, separators: &[String]) -> Result<Query, PathError> {
+    let mut q = Query::default();
+    let mut seen: Vec<String> = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        if let Some(c) = pair.chars().find(|c| c.is_control() || !c.is_ascii() || *c == ' ') {
+            return Err(PathError::BadQueryCharacter(c));
+        }
+        let (raw_key, raw_value) = pair.split_once('=').unwrap_or((pair, ""));
+        let key = decode_query_part(raw_key)?;
+        // `parent` keeps its raw `%1F` separators until split into levels
+        let value = if key == "parent" { String::new() } else { decode_query_part(raw_value)? };
+        if SCALARS.contains(&key.as_str()) {
+            if seen.contains(&key) {
+                return Err(PathError::RepeatedParameter(key));
+            }
+            seen.push(key.clone());
+        }
+        match key.as_str() {
+            "pageToken" if !value.is_empty() => q.page_token = Some(value),
+            "pageSize" => match value.parse::<u32>() {
+                Ok(n) if n > 0 => q.page_size = Some(n),
+                _ => return Err(PathError::BadPageSize(value)),
+            },
+            "parent" if !raw_value.is_empty() => {
+                // checked like a namespace in the path: split on the exact `%1F`, decode levels
+                if raw_value.contains("%1f") {
+                    return Err(PathError::LowerCaseSeparator(raw_value.to_owned()));
+                }
+                let levels = raw_value.split("%1F").map(decode_path_part).collect::<Result<Vec<_>, _>>()?;
+                q.parent = Some(Namespace::new(levels, separators)?);
+            }
+            _ => {}
+        }
+        q.pairs.push((raw_key.to_owned(), raw_value.to_owned()));
+    }
+    Ok(q)
+}
+
+/// Whether the request is getToken (`POST {base}/v1/oauth/tokens`, any query), which is
+/// forwarded before every other stage (DESIGN.md §4).
+pub fn is_get_token(method: &str, target: &str, base_path: &str) -> bool {
+    let path = target.split_once('?').map_or(target, |(p, _)| p);
+    method == "POST" && strip_base(path, base_path) == Some("/v1/oauth/tokens")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,581 @@
+//! Validating parsed policy files and building the indexed [`Snapshot`] from them, so that
+//! every invariant stated in `snapshot.rs` holds by construction.
+
+use super::load::{Diagnostic, LoadError, Loaded};
+use super::model::{Condition, NameShape, ObjectType, OwnerType, Privilege};
+use super::raw::{self, Text};
+use super::snapshot::{
+    Grant, Group, GroupId, Narrowing, Node, NodeId, Owner, ROOT, Role, RoleId, Snapshot, Stats, User, UserId,
+    privilege_bit,
+};
+use crate::iceberg::names;
+use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
+use std::path::{Path, PathBuf};
+
+/// A full name, split by the shape of its type.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum FullName {
+    Metalake,
+    Catalog(String),
+    Schema(String, Vec<String>),
+    /// A table, view, function, topic, fileset or model under a schema.
+    SchemaObject(String, Vec<String>, String),
+    /// A tag, policy, job template, role or job under the metalake.
+    MetalakeObject(String),
+}
+
+/// Splits `full` as a full name of type `ty` (DESIGN.md §2, §3).
+pub(crate) fn parse_full_name(ty: ObjectType, full: &str, metalake: &str) -> Result<FullName, String> {
+    let bad = |why: &str| Err(format!("full name `{full}` does not fit type {ty}: {why}"));
+    let catalog_ok = |c: &str| !c.is_empty() && !c.contains(':') && !c.chars().any(char::is_control);
+    let schema_levels = |s: &str| -> Option<Vec<String>> {
+        let levels: Vec<String> = s.split(':').map(str::to_owned).collect();
+        levels.iter().all(|l| names::check_level(l, &[]).is_ok()).then_some(levels)
+    };
+    match ty.name_shape() {
+        NameShape::Metalake if full == metalake => Ok(FullName::Metalake),
+        NameShape::Metalake => Err(format!("full name `{full}` of a METALAKE must be the metalake `{metalake}`")),
+        NameShape::Catalog if catalog_ok(full) && !full.contains('.') => Ok(FullName::Catalog(full.to_owned())),
+        NameShape::Catalog => bad("expected `catalog`"),
+        NameShape::Schema => match full.split_once('.') {
+            Some((c, s)) if catalog_ok(c) => match schema_levels(s) {
+                Some(levels) => Ok(FullName::Schema(c.to_owned(), levels)),
+                None => bad("expected `catalog.schema`, schema levels joined with `:`"),
+            },
+            _ => bad("expected `catalog.schema`"),
+        },
+        NameShape::SchemaObject => {
+            let mut parts = full.splitn(3, '.');
+            match (parts.next(), parts.next(), parts.next()) {
+                (Some(c), Some(s), Some(name)) if catalog_ok(c) && names::check_name(name).is_ok() => {
+                    match schema_levels(s) {
+                        Some(levels) => Ok(FullName::SchemaObject(c.to_owned(), levels, name.to_owned())),
+                        None => bad("expected `catalog.schema.name`, schema levels joined with `:`"),
+                    }
+                }
+                _ => bad("expected `catalog.schema.name`"),
+            }
+        }
+        NameShape::MetalakeObject if !full.is_empty() && !full.chars().any(char::is_control) => {
+            Ok(FullName::MetalakeObject(full.to_owned()))
+        }
+        NameShape::MetalakeObject => bad("expected a name"),
+    }
+}
+
+/// Why a role name could never be named by the header (DESIGN.md §3).
+fn role_name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("is empty")
+    } else if name.contains([',', ';', '=']) {
+        Some("contains `,`, `;` or `=`")
+    } else if name.chars().any(char::is_control) {
+        Some("contains a control character")
+    } else if name.trim() != name {
+        Some("has leading or trailing whitespace")
+    } else {
+        None
+    }
+}
+
+pub(crate) struct Builder {
+    hash: String,
+    errors: Vec<Diagnostic>,
+    warnings: Vec<Diagnostic>,
+    file: PathBuf,
+}
+
+type Files = Vec<(PathBuf, raw::File)>;
+
+impl Builder {
+    pub(crate) fn new(hash: String) -> Self {
+        Self { hash, errors: Vec::new(), warnings: Vec::new(), file: PathBuf::new() }
+    }
+
+    fn error(&mut self, line: u64, message: String) {
+        self.errors.push(Diagnostic { file: self.file.clone(), line, message });
+    }
+
+    fn warn(&mut self, line: u64, message: String) {
+        self.warnings.push(Diagnostic { file: self.file.clone(), line, message });
+    }
+
+    fn at(&mut self, file: &Path) {
+        file.clone_into(&mut self.file);
+    }
+
+    pub(crate) fn build(mut self, files: Files) -> Result<Loaded, LoadError> {
+        let settings = self.settings(&files);
+        let mut snap = Snapshot {
+            metalake: settings.metalake.into(),
+            default_catalog: settings.default_catalog.map(Into::into),
+            require_known_user: settings.require_known_user,
+            prefixes: FxHashMap::default(),
+            roles: Vec::new(),
+            role_ids: FxHashMap::default(),
+            users: Vec::new(),
+            user_ids: FxHashMap::default(),
+            groups: Vec::new(),
+            group_ids: FxHashMap::default(),
+            nodes: vec![Node { kind: Some(ObjectType::Metalake), ..Node::default() }],
+            stats: Stats::default(),
+            hash: std::mem::take(&mut self.hash),
+        };
+        snap.nodes[ROOT.index()].full_name = snap.metalake.clone();
+        self.declare_names(&files, &mut snap);
+        for (path, file) in &files {
+            self.at(path);
+            self.prefixes(file, &mut snap);
+            self.groups(file, &mut snap);
+            self.users(file, &mut snap);
+            self.grants(file, &mut snap);
+        }
+        let mut owned: FxHashMap<(ObjectType, String), (PathBuf, u64)> = FxHashMap::default();
+        for (path, file) in &files {
+            self.at(path);
+            self.owners(file, &mut snap, &mut owned);
+        }
+        if !self.errors.is_empty() {
+            return Err(LoadError::Invalid(self.errors));
+        }
+        for node in &mut snap.nodes {
+            node.grants.sort();
+            node.grants.dedup();
+        }
+        snap.stats.users = snap.users.len();
+        snap.stats.groups = snap.groups.len();
+        snap.stats.roles = snap.roles.len();
+        Ok(Loaded { snapshot: snap, warnings: self.warnings })
+    }
+}
+
+struct Settings {
+    metalake: String,
+    default_catalog: Option<String>,
+    require_known_user: bool,
+}
+
+impl Builder {
+    /// `version`, and `metalake`, `default_catalog`, `require_known_user`, which must agree
+    /// wherever repeated.
+    fn settings(&mut self, files: &Files) -> Settings {
+        let mut metalake: Option<String> = None;
+        let mut default_catalog: Option<String> = None;
+        let mut require: Option<bool> = None;
+        for (path, file) in files {
+            self.at(path);
+            if file.version.value != 1 {
+                let line = file.version.referenced.line();
+                self.error(line, format!("unsupported policy version `{}`; expected `1`", file.version.value));
+            }
+            if let Some(m) = &file.metalake {
+                match &metalake {
+                    Some(prev) if *prev != m.value => self.error(
+                        m.referenced.line(),
+                        format!("metalake `{}` differs from `{prev}` in an earlier file", m.value),
+                    ),
+                    _ => metalake = Some(m.value.clone()),
+                }
+            }
+            if let Some(c) = &file.default_catalog {
+                match &default_catalog {
+                    Some(prev) if *prev != c.value => self.error(
+                        c.referenced.line(),
+                        format!("default_catalog `{}` differs from `{prev}` in an earlier file", c.value),
+                    ),
+                    _ => {
+                        if parse_full_name(ObjectType::Catalog, &c.value, "").is_err() {
+                            self.error(
+                                c.referenced.line(),
+                                format!("default_catalog `{}` is not a catalog name", c.value),
+                            );
+                        }
+                        default_catalog = Some(c.value.clone());
+                    }
+                }
+            }
+            if let Some(r) = &file.require_known_user {
+                match require {
+                    Some(prev) if prev != r.value => self.error(
+                        r.referenced.line(),
+                        format!("require_known_user `{}` differs from `{prev}` in an earlier file", r.value),
+                    ),
+                    _ => require = Some(r.value),
+                }
+            }
+        }
+        if metalake.is_none() {
+            if let Some((path, _)) = files.first() {
+                self.at(path);
+            }
+            self.error(1, "missing field `metalake`".to_owned());
+        }
+        Settings {
+            metalake: metalake.unwrap_or_default(),
+            default_catalog,
+            require_known_user: require.unwrap_or(true),
+        }
+    }
+
+    /// Roles, groups and users first, so references resolve whatever file defines them.
+    fn declare_names(&mut self, files: &Files, snap: &mut Snapshot) {
+        let mut seen: FxHashMap<(u8, String), (PathBuf, u64)> = FxHashMap::default();
+        for (path, file) in files {
+            self.at(path);
+            let kinds = [
+                (0u8, "role", file.roles.iter().map(|r| &r.name).collect::<Vec<_>>()),
+                (1, "group", file.groups.iter().map(|g| &g.name).collect()),
+                (2, "user", file.users.iter().map(|u| &u.name).collect()),
+            ];
+            for (kind, label, names) in kinds {
+                for name in names {
+                    let line = name.referenced.line();
+                    if kind == 0 {
+                        if let Some(problem) = role_name_problem(&name.value) {
+                            self.error(line, format!("role name `{}` {problem}", name.value));
+                        }
+                    } else if name.value.is_empty() {
+                        self.error(line, format!("{label} name must not be empty"));
+                    }
+                    match seen.entry((kind, name.value.clone())) {
+                        Entry::Occupied(first) => {
+                            let (f, l) = first.get();
+                            let msg =
+                                format!("{label} `{}` is defined twice (first at {}:{l})", name.value, f.display());
+                            self.error(line, msg);
+                        }
+                        Entry::Vacant(slot) => {
+                            slot.insert((path.clone(), line));
+                            let n = name.value.as_str().into();
+                            match kind {
+                                0 => {
+                                    snap.role_ids.insert(Box::clone(&n), RoleId(snap.roles.len() as u32));
+                                    snap.roles.push(Role { name: n });
+                                }
+                                1 => {
+                                    snap.group_ids.insert(Box::clone(&n), GroupId(snap.groups.len() as u32));
+                                    snap.groups.push(Group {
+                                        name: n,
+                                        roles: Vec::new(),
+                                        narrowing: Narrowing::default(),
+                                    });
+                                }
+                                _ => {
+                                    snap.user_ids.insert(Box::clone(&n), UserId(snap.users.len() as u32));
+                                    snap.users.push(User {
+                                        name: n,
+                                        enabled: true,
+                                        roles: Vec::new(),
+                                        groups: Vec::new(),
+                                        narrowing: Narrowing::default(),
+                                    });
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn role_refs(&mut self, snap: &Snapshot, refs: &[Text], whose: &str, key: &str) -> Vec<RoleId> {
+        let mut out = Vec::with_capacity(refs.len());
+        for r in refs {
+            match snap.role_id(&r.value) {
+                Some(id) if !out.contains(&id) => out.push(id),
+                Some(_) => {}
+                None => {
+                    self.error(r.referenced.line(), format!("{whose} lists undefined role `{}` in `{key}`", r.value))
+                }
+            }
+        }
+        out
+    }
+
+    fn narrowing(
+        &mut self,
+        snap: &Snapshot,
+        whose: &str,
+        default: &Option<Vec<Text>>,
+        max: &Option<Vec<Text>>,
+        blocked: &[Text],
+    ) -> Narrowing {
+        Narrowing {
+            default_active_roles: default.as_ref().map(|d| self.role_refs(snap, d, whose, "default_active_roles")),
+            max_active_roles: max.as_ref().map(|m| self.role_refs(snap, m, whose, "max_active_roles")),
+            blocked_roles: self.role_refs(snap, blocked, whose, "blocked_roles"),
+        }
+    }
+
+    fn prefixes(&mut self, file: &raw::File, snap: &mut Snapshot) {
+        for c in &file.catalogs {
+            if parse_full_name(ObjectType::Catalog, &c.name.value, "").is_err() {
+                self.error(c.name.referenced.line(), format!("catalog `{}` is not a catalog name", c.name.value));
+            }
+            if c.prefix.value.is_empty() {
+                self.error(c.prefix.referenced.line(), "catalog prefix must not be empty".to_owned());
+            }
+            match snap.prefixes.entry(c.prefix.value.as_str().into()) {
+                Entry::Occupied(_) => self
+                    .error(c.prefix.referenced.line(), format!("catalog prefix `{}` is mapped twice", c.prefix.value)),
+                Entry::Vacant(slot) => {
+                    slot.insert(c.name.value.as_str().into());
+                }
+            }
+        }
+    }
+
+    fn groups(&mut self, file: &raw::File, snap: &mut Snapshot) {
+        for g in &file.groups {
+            let Some(id) = snap.group_id(&g.name.value) else { continue };
+            let whose = format!("group `{}`", g.name.value);
+            let roles = self.role_refs(snap, &g.roles, &whose, "roles");
+            let narrowing =
+                self.narrowing(snap, &whose, &g.default_active_roles, &g.max_active_roles, &g.blocked_roles);
+            // A name defined twice is already an error, so the last definition may overwrite.
+            let group = &mut snap.groups[id.index()];
+            group.roles = roles;
+            group.narrowing = narrowing;
+        }
+    }
+
+    fn users(&mut self, file: &raw::File, snap: &mut Snapshot) {
+        for u in &file.users {
+            let Some(id) = snap.user_id(&u.name.value) else { continue };
+            let whose = format!("user `{}`", u.name.value);
+            let roles = self.role_refs(snap, &u.roles, &whose, "roles");
+            let narrowing =
+                self.narrowing(snap, &whose, &u.default_active_roles, &u.max_active_roles, &u.blocked_roles);
+            let mut groups = Vec::new();
+            for g in &u.groups {
+                match snap.group_id(&g.value) {
+                    Some(gid) if !groups.contains(&gid) => groups.push(gid),
+                    Some(_) => {}
+                    None => self.error(g.referenced.line(), format!("{whose} lists undefined group `{}`", g.value)),
+                }
+            }
+            let user = &mut snap.users[id.index()];
+            user.enabled = u.enabled.unwrap_or(true);
+            user.roles = roles;
+            user.groups = groups;
+            user.narrowing = narrowing;
+        }
+    }
+}
+
+/// Tree building: one node per object the policy names, and one per ancestor.
+impl Builder {
+    fn child(snap: &mut Snapshot, parent: NodeId, kind: ObjectType, name: &str) -> NodeId {
+        let next = NodeId(snap.nodes.len() as u32);
+        let parent_node = &mut snap.nodes[parent.index()];
+        let map = match kind {
+            ObjectType::Table => &mut parent_node.tables,
+            ObjectType::View => &mut parent_node.views,
+            ObjectType::Function => &mut parent_node.functions,
+            _ => &mut parent_node.children,
+        };
+        if let Some(id) = map.get(name) {
+            return *id;
+        }
+        map.insert(name.into(), next);
+        let full_name = if parent == ROOT {
+            name.to_owned()
+        } else {
+            let sep = if kind == ObjectType::Schema && snap.nodes[parent.index()].kind == Some(ObjectType::Schema) {
+                ':'
+            } else {
+                '.'
+            };
+            format!("{}{sep}{name}", snap.nodes[parent.index()].full_name)
+        };
+        snap.nodes.push(Node { kind: Some(kind), full_name: full_name.into(), ..Node::default() });
+        next
+    }
+
+    /// The node for an Iceberg object; `None` for the types no Iceberg operation checks.
+    fn node(snap: &mut Snapshot, ty: ObjectType, name: &FullName) -> Option<NodeId> {
+        let schema = |snap: &mut Snapshot, c: &str, levels: &[String]| {
+            let mut id = Self::child(snap, ROOT, ObjectType::Catalog, c);
+            for level in levels {
+                id = Self::child(snap, id, ObjectType::Schema, level);
+            }
+            id
+        };
+        match name {
+            FullName::Metalake => Some(ROOT),
+            FullName::Catalog(c) => Some(Self::child(snap, ROOT, ObjectType::Catalog, c)),
+            FullName::Schema(c, levels) => Some(schema(snap, c, levels)),
+            FullName::SchemaObject(c, levels, leaf)
+                if matches!(ty, ObjectType::Table | ObjectType::View | ObjectType::Function) =>
+            {
+                let parent = schema(snap, c, levels);
+                Some(Self::child(snap, parent, ty, leaf))
+            }
+            FullName::SchemaObject(..) | FullName::MetalakeObject(_) => None,
+        }
+    }
+
+    fn object(&mut self, snap: &Snapshot, kind: &Text, full: &Text) -> Option<(ObjectType, FullName)> {
+        let Some(ty) = ObjectType::parse(&kind.value) else {
+            self.error(kind.referenced.line(), format!("unknown object type `{}`", kind.value));
+            return None;
+        };
+        match parse_full_name(ty, &full.value, &snap.metalake) {
+            Ok(name) => Some((ty, name)),
+            Err(message) => {
+                self.error(full.referenced.line(), message);
+                None
+            }
+        }
+    }
+
+    fn grants(&mut self, file: &raw::File, snap: &mut Snapshot) {
+        for role in &file.roles {
+            let Some(role_id) = snap.role_id(&role.name.value) else { continue };
+            let mut seen: FxHashMap<(ObjectType, &str, Privilege, Condition), ()> = FxHashMap::default();
+            for obj in &role.securable_objects {
+                let Some((ty, name)) = self.object(snap, &obj.kind, &obj.full_name) else { continue };
+                let mut grants = Vec::new();
+                for p in &obj.privileges {
+                    let Some(privilege) = Privilege::parse(&p.name.value) else {
+                        self.error(p.name.referenced.line(), format!("unknown privilege `{}`", p.name.value));
+                        continue;
+                    };
+                    let Some(condition) = Condition::parse(&p.condition.value) else {
+                        self.error(
+                            p.condition.referenced.line(),
+                            format!("unknown condition `{}`; expected `ALLOW` or `DENY`", p.condition.value),
+                        );
+                        continue;
+                    };
+                    if !privilege.is_grantable_on(ty) {
+                        self.error(
+                            p.name.referenced.line(),
+                            format!("privilege `{privilege}` is not grantable on {ty} `{}`", obj.full_name.value),
+                        );
+                        continue;
+                    }
+                    if seen.insert((ty, obj.full_name.value.as_str(), privilege, condition), ()).is_some() {
+                        self.warn(
+                            p.name.referenced.line(),
+                            format!(
+                                "role `{}` grants {} {privilege} on {ty} `{}` twice",
+                                role.name.value,
+                                condition.as_str(),
+                                obj.full_name.value
+                            ),
+                        );
+                        continue;
+                    }
+                    match condition {
+                        Condition::Allow => snap.stats.allow += 1,
+                        Condition::Deny => snap.stats.deny += 1,
+                    }
+                    grants.push(Grant { privilege, condition, role: role_id });
+                }
+                if let Some(node) = Self::node(snap, ty, &name) {
+                    let node = &mut snap.nodes[node.index()];
+                    for g in grants {
+                        match g.condition {
+                            Condition::Allow => node.allow_mask |= privilege_bit(g.privilege),
+                            Condition::Deny => node.deny_mask |= privilege_bit(g.privilege),
+                        }
+                        node.grants.push(g);
+                    }
+                }
+            }
+        }
+    }
+
+    fn owners(
+        &mut self,
+        file: &raw::File,
+        snap: &mut Snapshot,
+        owned: &mut FxHashMap<(ObjectType, String), (PathBuf, u64)>,
+    ) {
+        for o in &file.owners {
+            let Some((ty, name)) = self.object(snap, &o.kind, &o.full_name) else { continue };
+            let line = o.full_name.referenced.line();
+            let Some(kind) = OwnerType::parse(&o.owner_type.value) else {
+                self.error(
+                    o.owner_type.referenced.line(),
+                    format!("unknown ownerType `{}`; expected `USER` or `GROUP`", o.owner_type.value),
+                );
+                continue;
+            };
+            if o.owner.value.is_empty() {
+                self.error(o.owner.referenced.line(), "owner must not be empty".to_owned());
+                continue;
+            }
+            match owned.entry((ty, o.full_name.value.clone())) {
+                Entry::Occupied(first) => {
+                    let (f, l) = first.get();
+                    let msg = format!("{ty} `{}` is owned twice (first at {}:{l})", o.full_name.value, f.display());
+                    self.error(line, msg);
+                    continue;
+                }
+                Entry::Vacant(slot) => {
+                    slot.insert((self.file.clone(), line));
+                }
+            }
+            let defined = match kind {
+                OwnerType::User => snap.user_id(&o.owner.value).is_some(),
+                OwnerType::Group => snap.group_id(&o.owner.value).is_some(),
+            };
+            if !defined {
+                let what = if kind == OwnerType::User { "user" } else { "group" };
+                self.warn(
+                    o.owner.referenced.line(),
+                    format!(
+                        "owner of {ty} `{}` is {what} `{}`, which the policy does not define",
+                        o.full_name.value, o.owner.value
+                    ),
+                );
+            }
+            snap.stats.owners += 1;
+            if let Some(node) = Self::node(snap, ty, &name) {
+                snap.nodes[node.index()].owner = Some(Owner { kind, name: o.owner.value.as_str().into() });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_names_split_by_type() {
+        use FullName::*;
+        let p = |ty, s| parse_full_name(ty, s, "lake");
+        assert_eq!(p(ObjectType::Metalake, "lake"), Ok(Metalake));
+        assert!(p(ObjectType::Metalake, "other").is_err());
+        assert_eq!(p(ObjectType::Catalog, "prod"), Ok(Catalog("prod".into())));
+        assert!(p(ObjectType::Catalog, "prod.sales").is_err());
+        assert!(p(ObjectType::Catalog, "a:b").is_err());
+        assert_eq!(p(ObjectType::Schema, "prod.a:b"), Ok(Schema("prod".into(), vec!["a".into(), "b".into()])));
+        assert!(p(ObjectType::Schema, "prod").is_err());
+        assert!(p(ObjectType::Schema, "prod.a.b").is_err());
+        assert!(p(ObjectType::Schema, "prod.a::b").is_err());
+        assert_eq!(
+            p(ObjectType::Table, "prod.sales.x.y"),
+            Ok(SchemaObject("prod".into(), vec!["sales".into()], "x.y".into()))
+        );
+        assert!(p(ObjectType::Table, "prod.sales").is_err());
+        assert!(p(ObjectType::View, "prod.sales.").is_err());
+        assert_eq!(p(ObjectType::Tag, "pii"), Ok(MetalakeObject("pii".into())));
+    }
+
+    #[test]
+    fn role_names_the_header_could_not_name_are_refused() {
+        assert!(role_name_problem("analyst").is_none());
+        assert!(role_name_problem("data team").is_none());
+        assert!(role_name_problem("a,b").is_some());
+        assert!(role_name_problem("a;b").is_some());
+        assert!(role_name_problem("a=b").is_some());
+        assert!(role_name_problem(" a").is_some());
+        assert!(role_name_problem("a\tb").is_some());
+        assert!(role_name_problem("").is_some());
+    }
+}

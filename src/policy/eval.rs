@@ -1,0 +1,231 @@
+//! The evaluator: privilege and ownership terms over an object's chain, and the formulas of
+//! DESIGN.md §4 in disjunctive normal form. Pure and synchronous; default deny.
+
+use super::model::OwnerType;
+use super::model::{Condition, Privilege};
+use super::snapshot::{NodeId, ROOT, RoleId, Snapshot};
+
+/// A sorted set of roles without duplicates.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RoleSet(Vec<RoleId>);
+
+impl RoleSet {
+    pub fn new(mut roles: Vec<RoleId>) -> Self {
+        roles.sort_unstable();
+        roles.dedup();
+        Self(roles)
+    }
+
+    pub fn contains(&self, role: RoleId) -> bool {
+        self.0.binary_search(&role).is_ok()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = RoleId> + '_ {
+        self.0.iter().copied()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn is_subset(&self, other: &RoleSet) -> bool {
+        self.0.iter().all(|r| other.contains(*r))
+    }
+}
+
+/// Who is asking, as the evaluator needs it.
+#[derive(Clone, Copy, Debug)]
+pub struct Subject<'a> {
+    pub user: &'a str,
+    /// Every group of the caller: the snapshot's static groups and the identity's groups.
+    pub groups: &'a [Box<str>],
+    /// The roles whose DENYs apply: always all held roles (DESIGN.md §4).
+    pub held: &'a RoleSet,
+    /// The roles whose ALLOWs apply.
+    pub active: &'a RoleSet,
+    /// Whether ownership grants anything (DESIGN.md §5 ownership modes).
+    pub ownership: bool,
+}
+
+impl<'a> Subject<'a> {
+    /// The same caller with every held role active and ownership on: the unnarrowed view
+    /// used to tell whether narrowing lowered a credential scope.
+    pub fn unnarrowed(self) -> Self {
+        Self { active: self.held, ownership: true, ..self }
+    }
+
+    fn owns(&self, snap: &Snapshot, node: NodeId) -> bool {
+        match &snap.node(node).owner {
+            Some(o) => match o.kind {
+                OwnerType::User => *o.name == *self.user,
+                OwnerType::Group => self.groups.contains(&o.name),
+            },
+            None => false,
+        }
+    }
+}
+
+/// One term of a formula.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Term {
+    OwnMetalake,
+    OwnCatalog,
+    /// Any level of the schema chain.
+    OwnSchema,
+    OwnTable,
+    OwnView,
+    OwnFunction,
+    /// `P@chain`: some active role ALLOWs `P` on a scope and no held role DENYs it on any.
+    Priv(Privilege),
+}
+
+impl Term {
+    fn slot(self) -> usize {
+        match self {
+            Self::OwnMetalake => 0,
+            Self::OwnCatalog => 1,
+            Self::OwnSchema => 2,
+            Self::OwnTable => 3,
+            Self::OwnView => 4,
+            Self::OwnFunction => 5,
+            Self::Priv(p) => 6 + p as usize,
+        }
+    }
+}
+
+const SLOTS: usize = 6 + 40;
+
+/// A formula in disjunctive normal form: it holds when every term of some clause holds.
+pub type Formula = &'static [&'static [Term]];
+
+/// An object's chain resolved against the snapshot's tree. Levels the policy never mentions
+/// have no node, and nothing below them can carry a grant or an owner.
+#[derive(Clone, Debug, Default)]
+pub struct Target {
+    pub catalog: Option<NodeId>,
+    /// The schema chain, outermost first, as far as the tree has it.
+    pub schemas: Vec<NodeId>,
+    pub table: Option<NodeId>,
+    pub view: Option<NodeId>,
+    pub function: Option<NodeId>,
+}
+
+/// Which leaves of a schema a target needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leaf {
+    Table,
+    View,
+    Function,
+    /// Existence checks: the name stands for a possible table and a possible view.
+    TableAndView,
+}
+
+impl Target {
+    pub fn resolve(snap: &Snapshot, catalog: &str, levels: &[String], leaf: Option<(Leaf, &str)>) -> Self {
+        let mut target = Target::default();
+        let Some(cat) = snap.node(ROOT).children.get(catalog).copied() else { return target };
+        target.catalog = Some(cat);
+        let mut at = cat;
+        for level in levels {
+            match snap.node(at).children.get(level.as_str()) {
+                Some(next) => {
+                    target.schemas.push(*next);
+                    at = *next;
+                }
+                None => return target,
+            }
+        }
+        if levels.is_empty() {
+            return target;
+        }
+        if let Some((kind, name)) = leaf {
+            let node = snap.node(at);
+            if matches!(kind, Leaf::Table | Leaf::TableAndView) {
+                target.table = node.tables.get(name).copied();
+            }
+            if matches!(kind, Leaf::View | Leaf::TableAndView) {
+                target.view = node.views.get(name).copied();
+            }
+            if kind == Leaf::Function {
+                target.function = node.functions.get(name).copied();
+            }
+        }
+        target
+    }
+
+    /// Every node of the chain: metalake, catalog, schemas, leaves.
+    pub fn nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
+        std::iter::once(ROOT)
+            .chain(self.catalog)
+            .chain(self.schemas.iter().copied())
+            .chain(self.table)
+            .chain(self.view)
+            .chain(self.function)
+    }
+}
+
+/// Whether some role of `roles` has a grant of `privilege` with `condition` on `node`;
+/// returns the role. Walks the smaller side (grants or roles).
+pub(crate) fn granted(
+    snap: &Snapshot,
+    node: NodeId,
+    privilege: Privilege,
+    condition: Condition,
+    roles: &RoleSet,
+) -> Option<RoleId> {
+    let grants = snap.node(node).grants_of(privilege, condition);
+    if grants.is_empty() || roles.is_empty() {
+        return None;
+    }
+    if grants.len() <= roles.len() {
+        grants.iter().map(|g| g.role).find(|r| roles.contains(*r))
+    } else {
+        roles.iter().find(|r| grants.binary_search_by(|g| g.role.cmp(r)).is_ok())
+    }
+}
+
+pub(crate) fn term_holds(snap: &Snapshot, subject: &Subject<'_>, target: &Target, term: Term) -> bool {
+    let own = |node: Option<NodeId>| subject.ownership && node.is_some_and(|n| subject.owns(snap, n));
+    match term {
+        Term::OwnMetalake => own(Some(ROOT)),
+        Term::OwnCatalog => own(target.catalog),
+        Term::OwnSchema => subject.ownership && target.schemas.iter().any(|n| subject.owns(snap, *n)),
+        Term::OwnTable => own(target.table),
+        Term::OwnView => own(target.view),
+        Term::OwnFunction => own(target.function),
+        Term::Priv(p) => {
+            let denied = target.nodes().any(|n| granted(snap, n, p, Condition::Deny, subject.held).is_some());
+            !denied && target.nodes().any(|n| granted(snap, n, p, Condition::Allow, subject.active).is_some())
+        }
+    }
+}
+
+/// The outcome of one formula on one target, with what it evaluated.
+#[derive(Clone, Debug)]
+pub struct Evaluation {
+    pub allowed: bool,
+    /// The clause that held, when allowed.
+    pub clause: Option<usize>,
+}
+
+/// Evaluates `formula` over `target`, each term at most once.
+pub fn evaluate(snap: &Snapshot, subject: &Subject<'_>, target: &Target, formula: Formula) -> Evaluation {
+    let mut memo = [0u8; SLOTS];
+    for (i, clause) in formula.iter().enumerate() {
+        let holds = clause.iter().all(|term| {
+            let slot = term.slot();
+            if memo[slot] == 0 {
+                memo[slot] = if term_holds(snap, subject, target, *term) { 1 } else { 2 };
+            }
+            memo[slot] == 1
+        });
+        if holds {
+            return Evaluation { allowed: true, clause: Some(i) };
+        }
+    }
+    Evaluation { allowed: false, clause: None }
+}

@@ -1,0 +1,16 @@
+//! The policy: its YAML model, loading and validation, the indexed snapshot, and the evaluator.
+
+pub mod authorize;
+mod build;
+pub mod eval;
+pub mod explain;
+pub mod load;
+pub mod model;
+mod raw;
+pub mod rules;
+pub mod snapshot;
+
+pub use authorize::{CredentialScope, Decision, Reason, Request, Scope, Verdict};
+pub use eval::{RoleSet, Subject};
+pub use load::{Diagnostic, LoadError, Loaded, load_path, load_str};
+pub use snapshot::Snapshot;

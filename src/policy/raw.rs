@@ -1,0 +1,107 @@
+//! The YAML shape of a policy file, format version 1 (DESIGN.md §3), with source locations.
+//!
+//! Kinds (privilege names, conditions, types) stay strings here so that the validator can report
+//! a bad one with its line; names keep their spans for the same reason.
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+pub type Text = Spanned<String>;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct File {
+    pub version: Spanned<u64>,
+    pub metalake: Option<Text>,
+    pub default_catalog: Option<Text>,
+    pub require_known_user: Option<Spanned<bool>>,
+    #[serde(default)]
+    pub catalogs: Vec<CatalogPrefix>,
+    #[serde(default)]
+    pub users: Vec<User>,
+    #[serde(default)]
+    pub groups: Vec<Group>,
+    #[serde(default)]
+    pub roles: Vec<Role>,
+    #[serde(default)]
+    pub owners: Vec<Owner>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogPrefix {
+    pub prefix: Text,
+    pub name: Text,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct User {
+    pub name: Text,
+    #[serde(default)]
+    pub roles: Vec<Text>,
+    #[serde(default)]
+    pub groups: Vec<Text>,
+    pub enabled: Option<bool>,
+    pub default_active_roles: Option<Vec<Text>>,
+    pub max_active_roles: Option<Vec<Text>>,
+    #[serde(default)]
+    pub blocked_roles: Vec<Text>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Group {
+    pub name: Text,
+    #[serde(default)]
+    pub roles: Vec<Text>,
+    pub default_active_roles: Option<Vec<Text>>,
+    pub max_active_roles: Option<Vec<Text>>,
+    #[serde(default)]
+    pub blocked_roles: Vec<Text>,
+}
+
+/// A role in the shape of Gravitino's role API, so an exported role drops in.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Role {
+    pub name: Text,
+    #[serde(rename = "securableObjects", default)]
+    pub securable_objects: Vec<SecurableObject>,
+    /// Gravitino's role properties: accepted and ignored.
+    #[serde(default, rename = "properties")]
+    pub _properties: Option<serde::de::IgnoredAny>,
+    /// Gravitino's audit info: accepted and ignored.
+    #[serde(default, rename = "audit")]
+    pub _audit: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecurableObject {
+    #[serde(rename = "type")]
+    pub kind: Text,
+    #[serde(rename = "fullName")]
+    pub full_name: Text,
+    #[serde(default)]
+    pub privileges: Vec<Privilege>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Privilege {
+    pub name: Text,
+    pub condition: Text,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Owner {
+    #[serde(rename = "type")]
+    pub kind: Text,
+    #[serde(rename = "fullName")]
+    pub full_name: Text,
+    pub owner: Text,
+    #[serde(rename = "ownerType")]
+    pub owner_type: Text,
+}

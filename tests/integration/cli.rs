@@ -1,0 +1,148 @@
+//! The `icegate check` and `icegate explain` commands as operators run them (DESIGN.md §10).
+
+use crate::support::TempDir;
+use serde_json::Value;
+use std::process::{Command, Output};
+
+fn icegate(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_icegate")).args(args).output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/policies/example.yaml");
+
+#[test]
+fn check_accepts_the_example_policy_and_prints_its_counts() {
+    let out = icegate(&["check", "--policy", EXAMPLE]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "users: 5, groups: 2, roles: 5, grants: 26 (allow 25, deny 1), owners: 2");
+}
+
+#[test]
+fn check_reports_every_error_with_file_and_line() {
+    let dir = TempDir::new("check-errors");
+    let path = dir.write(
+        "bad.yaml",
+        "version: 1\nmetalake: lake\nusers:\n  - { name: a, roles: [ghost] }\nroles:\n  - name: r\n    securableObjects:\n      - { type: TABLE, fullName: prod.sales.t, privileges: [{ name: USE_CATALOG, condition: ALLOW }] }\n      - { type: SCHEMA, fullName: prod, privileges: [{ name: FLY, condition: ALLOW }] }\n",
+    );
+    let out = icegate(&["check", "--policy", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    let file = path.display().to_string();
+    assert!(err.contains(&format!("{file}:4: user `a` lists undefined role `ghost` in `roles`")), "{err}");
+    assert!(
+        err.contains(&format!("{file}:8: privilege `USE_CATALOG` is not grantable on TABLE `prod.sales.t`")),
+        "{err}"
+    );
+    assert!(err.contains(&format!("{file}:9: full name `prod` does not fit type SCHEMA")), "{err}");
+    assert!(stdout(&out).is_empty());
+}
+
+#[test]
+fn check_warns_about_owners_the_policy_does_not_define() {
+    let dir = TempDir::new("check-warn");
+    let path = dir.write(
+        "p.yaml",
+        "version: 1\nmetalake: lake\nowners:\n  - { type: CATALOG, fullName: prod, owner: idp-team, ownerType: GROUP }\n",
+    );
+    let out = icegate(&["check", "--policy", path.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert!(stderr(&out).starts_with("warning: "), "{}", stderr(&out));
+    assert!(stderr(&out).contains("group `idp-team`"), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "users: 0, groups: 0, roles: 0, grants: 0 (allow 0, deny 0), owners: 1");
+}
+
+fn explain(args: &[&str]) -> Value {
+    let mut all = vec!["explain", "--policy", EXAMPLE];
+    all.extend_from_slice(args);
+    let out = icegate(&all);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+#[test]
+fn explain_names_the_deny_that_decided() {
+    let v =
+        explain(&["--user", "alice", "--active-roles", "analyst", "GET", "/v1/prod/namespaces/sales/tables/salaries"]);
+    assert_eq!(v["status"], 403);
+    assert_eq!(v["operation"], "loadTable");
+    assert_eq!(v["credential"], Value::Null);
+    let reason = v["reason"].as_str().unwrap();
+    assert!(reason.contains("SELECT_TABLE@ is denied by role `analyst` on TABLE `prod.sales.salaries`"), "{reason}");
+    assert!(v.get("visible").is_none());
+}
+
+#[test]
+fn explain_names_the_grants_that_allowed() {
+    let v = explain(&["--user", "alice", "GET", "/v1/prod/namespaces/sales/tables/orders"]);
+    assert_eq!(v["status"], 200);
+    assert_eq!(v["credential"], "read");
+    let reason = v["reason"].as_str().unwrap();
+    assert!(reason.starts_with("allowed: "), "{reason}");
+    assert!(reason.contains("SELECT_TABLE@ is allowed by role `analyst` on SCHEMA `prod.sales`"), "{reason}");
+}
+
+#[test]
+fn explain_points_at_a_held_role_that_is_not_active() {
+    // alice's default active set is `analyst`; her `engineer` role could modify the table
+    let v = explain(&["--user", "alice", "POST", "/v1/prod/namespaces/sales/tables/orders"]);
+    assert_eq!(v["status"], 403, "{v}");
+    let reason = v["reason"].as_str().unwrap();
+    assert!(reason.contains("only role `engineer`, which is not active"), "{reason}");
+}
+
+#[test]
+fn explain_filters_a_list_response() {
+    let dir = TempDir::new("explain-list");
+    let list = dir.write(
+        "list.json",
+        r#"{"identifiers":[{"namespace":["sales"],"name":"orders"},{"namespace":["sales"],"name":"salaries"}],"next-page-token":null}"#,
+    );
+    let v = explain(&[
+        "--user",
+        "bi-service",
+        "--list-response",
+        list.to_str().unwrap(),
+        "GET",
+        "/v1/namespaces/sales/tables",
+    ]);
+    assert_eq!(v["status"], 200, "{v}");
+    assert_eq!(v["visible"], serde_json::json!([{"namespace":["sales"],"name":"orders"}]));
+    let broken = dir.write("broken.json", "{\"identifiers\": [");
+    let v = explain(&[
+        "--user",
+        "bi-service",
+        "--list-response",
+        broken.to_str().unwrap(),
+        "GET",
+        "/v1/namespaces/sales/tables",
+    ]);
+    assert_eq!(v["status"], 502);
+}
+
+#[test]
+fn explain_takes_values_starting_with_a_dash_in_the_equals_form() {
+    let v = explain(&["--user", "alice", "--active-roles=-x", "GET", "/v1/prod/namespaces/sales/tables/orders"]);
+    assert_eq!(v["status"], 403);
+    assert!(
+        v["reason"].as_str().unwrap().starts_with("user 'alice' cannot assume active role(s) that are not held: -x")
+    );
+}
+
+#[test]
+fn explain_exits_2_on_bad_arguments_and_invalid_policies() {
+    let out = icegate(&["explain", "--policy", EXAMPLE, "GET", "/v1/config"]);
+    assert_eq!(out.status.code(), Some(2), "missing --user");
+    let dir = TempDir::new("explain-bad");
+    let bad = dir.write("bad.yaml", "version: 2\nmetalake: lake\n");
+    let out = icegate(&["explain", "--policy", bad.to_str().unwrap(), "--user", "a", "GET", "/v1/config"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("bad.yaml:1: unsupported policy version `2`"), "{}", stderr(&out));
+}

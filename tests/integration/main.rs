@@ -1,0 +1,11 @@
+//! icegate's integration tests: one binary, one module per area.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod cli;
+mod conformance;
+mod openapi;
+mod policy_load;
+mod properties;
+mod roles;
+mod support;

@@ -1,0 +1,177 @@
+//! Loading policies (DESIGN.md §3): every check names the file, the line and the offending name,
+//! and a broken policy is never half-loaded.
+
+use crate::support::TempDir;
+use icegate::policy::{LoadError, load_path, load_str};
+
+fn errors(yaml: &str) -> Vec<String> {
+    match load_str("p.yaml", yaml) {
+        Ok(_) => panic!("policy loaded but should not:\n{yaml}"),
+        Err(LoadError::Invalid(d)) => d.iter().map(ToString::to_string).collect(),
+    }
+}
+
+fn one_error(yaml: &str) -> String {
+    let e = errors(yaml);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    e.into_iter().next().unwrap()
+}
+
+const HEAD: &str = "version: 1\nmetalake: lake\n";
+
+#[test]
+fn unknown_keys_are_errors_with_their_line() {
+    let e = one_error(&format!("{HEAD}users:\n  - name: a\n    role: [x]\n"));
+    assert!(e.starts_with("p.yaml:5: unknown field `role`"), "{e}");
+}
+
+#[test]
+fn duplicate_yaml_keys_are_errors() {
+    let e = one_error(&format!("{HEAD}metalake: other\n"));
+    assert!(e.starts_with("p.yaml:3: duplicate mapping key"), "{e}");
+}
+
+#[test]
+fn version_and_metalake_are_required() {
+    assert!(one_error("metalake: lake\n").contains("missing field `version`"));
+    assert!(one_error("version: 1\n").contains("missing field `metalake`"));
+    assert!(one_error("").starts_with("p.yaml:1:"));
+}
+
+#[test]
+fn unknown_privileges_conditions_and_types_are_errors() {
+    let e = errors(&format!(
+        "{HEAD}roles:\n  - name: r\n    securableObjects:\n      - {{ type: CATALOG, fullName: c, privileges: [{{ name: SELECT, condition: ALLOW }}] }}\n      - {{ type: CATALOG, fullName: c, privileges: [{{ name: USE_CATALOG, condition: MAYBE }}] }}\n      - {{ type: BUCKET, fullName: c, privileges: [] }}\n"
+    ));
+    assert_eq!(e.len(), 3, "{e:#?}");
+    assert!(e[0].starts_with("p.yaml:6: unknown privilege `SELECT`"), "{}", e[0]);
+    assert!(e[1].starts_with("p.yaml:7: unknown condition `MAYBE`"), "{}", e[1]);
+    assert!(e[2].starts_with("p.yaml:8: unknown object type `BUCKET`"), "{}", e[2]);
+}
+
+#[test]
+fn a_privilege_on_a_type_it_is_not_grantable_on_is_an_error() {
+    let e = one_error(&format!(
+        "{HEAD}roles:\n  - name: r\n    securableObjects:\n      - {{ type: TABLE, fullName: c.s.t, privileges: [{{ name: CREATE_TABLE, condition: ALLOW }}] }}\n"
+    ));
+    assert!(e.contains("privilege `CREATE_TABLE` is not grantable on TABLE `c.s.t`"), "{e}");
+}
+
+#[test]
+fn kinds_are_case_insensitive_but_names_are_not() {
+    let loaded = load_str(
+        "p.yaml",
+        &format!("{HEAD}users: [{{ name: a, roles: [R] }}]\nroles:\n  - name: R\n    securableObjects:\n      - {{ type: catalog, fullName: c, privileges: [{{ name: use_catalog, condition: allow }}] }}\n"),
+    )
+    .unwrap();
+    assert_eq!(loaded.snapshot.stats().allow, 1);
+    let e = one_error(&format!("{HEAD}users: [{{ name: a, roles: [r] }}]\nroles: [{{ name: R }}]\n"));
+    assert!(e.contains("undefined role `r`"), "{e}");
+}
+
+#[test]
+fn undefined_references_are_errors() {
+    let e = errors(&format!(
+        "{HEAD}users:\n  - {{ name: a, groups: [nope], default_active_roles: [x], max_active_roles: [y], blocked_roles: [z] }}\ngroups:\n  - {{ name: g, roles: [w] }}\n"
+    ));
+    let all = e.join("\n");
+    for needle in [
+        "undefined group `nope`",
+        "undefined role `x` in `default_active_roles`",
+        "undefined role `y` in `max_active_roles`",
+        "undefined role `z` in `blocked_roles`",
+        "group `g` lists undefined role `w`",
+    ] {
+        assert!(all.contains(needle), "missing {needle}:\n{all}");
+    }
+}
+
+#[test]
+fn duplicate_names_and_owned_objects_are_errors() {
+    let e = errors(&format!(
+        "{HEAD}users: [{{ name: a }}, {{ name: a }}]\nroles: [{{ name: r }}, {{ name: r }}]\nowners:\n  - {{ type: CATALOG, fullName: c, owner: a, ownerType: USER }}\n  - {{ type: catalog, fullName: c, owner: b, ownerType: USER }}\n"
+    ));
+    let all = e.join("\n");
+    assert!(all.contains("user `a` is defined twice (first at p.yaml:3)"), "{all}");
+    assert!(all.contains("role `r` is defined twice"), "{all}");
+    assert!(all.contains("CATALOG `c` is owned twice"), "{all}");
+}
+
+#[test]
+fn full_names_must_fit_their_type() {
+    for (ty, name) in [
+        ("CATALOG", "a.b"),
+        ("SCHEMA", "c"),
+        ("SCHEMA", "c.a.b"),
+        ("TABLE", "c.s"),
+        ("METALAKE", "other"),
+        ("SCHEMA", "c.a::b"),
+    ] {
+        let e =
+            one_error(&format!("{HEAD}owners: [{{ type: {ty}, fullName: \"{name}\", owner: u, ownerType: USER }}]\n"));
+        assert!(e.contains(&format!("full name `{name}`")), "{e}");
+    }
+}
+
+#[test]
+fn role_names_the_header_cannot_carry_are_errors() {
+    let e = one_error(&format!("{HEAD}roles: [{{ name: \"a,b\" }}]\n"));
+    assert!(e.contains("role name `a,b` contains"), "{e}");
+}
+
+#[test]
+fn gravitino_role_fields_are_accepted() {
+    let loaded = load_str(
+        "p.yaml",
+        &format!(
+            "{HEAD}roles:\n  - name: r\n    properties: {{ k: v }}\n    audit: {{ creator: admin }}\n    securableObjects: []\n"
+        ),
+    );
+    assert!(loaded.is_ok());
+}
+
+#[test]
+fn a_directory_loads_its_yaml_files_in_name_order_and_skips_dotfiles() {
+    let dir = TempDir::new("policy-dir");
+    dir.write("10-roles.yaml", "version: 1\nroles: [{ name: r }]\n");
+    dir.write("00-base.yml", "version: 1\nmetalake: lake\nusers: [{ name: a, roles: [r] }]\n");
+    dir.write(".hidden.yaml", "not: [valid");
+    dir.write("notes.txt", "ignored");
+    std::fs::create_dir(dir.path().join("..data")).unwrap();
+    let loaded = load_path(dir.path()).unwrap();
+    assert_eq!(loaded.snapshot.stats().users, 1);
+    assert_eq!(loaded.snapshot.stats().roles, 1);
+    // the hash covers the files in load order
+    let a = std::fs::read(dir.path().join("00-base.yml")).unwrap();
+    let b = std::fs::read(dir.path().join("10-roles.yaml")).unwrap();
+    let expected = icegate::policy::load::content_hash(&[
+        icegate::policy::load::Source { path: "a".into(), text: String::from_utf8(a).unwrap() },
+        icegate::policy::load::Source { path: "b".into(), text: String::from_utf8(b).unwrap() },
+    ]);
+    assert_eq!(loaded.snapshot.hash(), expected);
+    assert!(expected.starts_with("sha256:") && expected.len() == 7 + 64);
+}
+
+#[test]
+fn a_directory_rejects_duplicates_across_files_and_disagreeing_settings() {
+    let dir = TempDir::new("policy-dir-dup");
+    dir.write("a.yaml", "version: 1\nmetalake: lake\nroles: [{ name: r }]\n");
+    dir.write("b.yaml", "version: 1\nmetalake: other\nroles: [{ name: r }]\n");
+    let e = load_path(dir.path()).unwrap_err().to_string();
+    assert!(e.contains("b.yaml:2: metalake `other` differs"), "{e}");
+    assert!(e.contains("b.yaml:3: role `r` is defined twice"), "{e}");
+}
+
+#[test]
+fn an_empty_directory_or_missing_path_is_an_error() {
+    let dir = TempDir::new("policy-empty");
+    assert!(load_path(dir.path()).unwrap_err().to_string().contains("holds no policy file"));
+    assert!(load_path(&dir.path().join("missing.yaml")).unwrap_err().to_string().contains("cannot read policy"));
+}
+
+#[test]
+fn the_example_policy_loads_without_warnings() {
+    let loaded =
+        load_path(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/policies/example.yaml"))).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+}

@@ -1,0 +1,49 @@
+//! Shared helpers: locating the shared conformance cases and building policies in tests.
+
+use std::path::PathBuf;
+
+/// `../shared/<rel>` when the shared folder is beside the checkout, else the copy kept in
+/// `tests/data/<rel>` so a clean clone still runs.
+pub fn shared_dir(rel: &str) -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let shared = root.join("../shared").join(rel);
+    if shared.is_dir() { shared } else { root.join("tests/data").join(rel) }
+}
+
+pub fn load(yaml: &str) -> icegate::policy::Snapshot {
+    match icegate::policy::load_str("test.yaml", yaml) {
+        Ok(l) => l.snapshot,
+        Err(e) => panic!("policy does not load:\n{e}"),
+    }
+}
+
+/// A directory under the system temp dir, removed on drop.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(label: &str) -> Self {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("icegate-test-{}-{label}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
