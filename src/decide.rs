@@ -9,10 +9,11 @@ use crate::iceberg::OperationId;
 use crate::iceberg::body::{self, BodyError};
 use crate::iceberg::list::{self, ListKind};
 use crate::iceberg::routes::{self, Classified, Route, RouteOptions};
+use crate::policy::Subject;
 use crate::policy::authorize::{self, Verdict};
 use crate::policy::explain::describe;
 use crate::policy::{Scope, Snapshot};
-use crate::roles::{self, OwnershipMode, Principal};
+use crate::roles::{self, ActiveRoles, Narrowed, OwnershipMode, Principal};
 use serde_json::value::RawValue;
 
 /// The inspected-body cap's default (`limits.max_body_bytes`, DESIGN.md §7).
@@ -100,89 +101,198 @@ impl Outcome {
     }
 }
 
-/// Runs the offline stages on `input`; the first failing stage answers (DESIGN.md §5).
-pub fn decide(snap: &Snapshot, settings: &Settings, input: &Input<'_>) -> Outcome {
-    if routes::is_get_token(input.method, input.target, &settings.base_path) {
-        return Outcome::forwarded(OperationId::GetToken, "getToken is forwarded before every check".to_owned());
+/// A stage that stopped the request: the answer, why (for explain and audit), and the
+/// operation when classification had already named it.
+#[derive(Debug)]
+pub struct Stop {
+    pub refusal: Refusal,
+    pub reason: String,
+    pub operation: Option<OperationId>,
+}
+
+impl Stop {
+    fn new(refusal: Refusal, reason: impl Into<String>, operation: Option<OperationId>) -> Self {
+        Self { refusal, reason: reason.into(), operation }
     }
-    // parse: canonical path and query, then the header grammar
+
+    fn plain(refusal: Refusal, operation: Option<OperationId>) -> Self {
+        let reason = refusal.message.clone();
+        Self { refusal, reason, operation }
+    }
+}
+
+/// Stage `parse`: the canonical path and query, the page token, then the header grammar.
+/// `Ok(None)` is a valid target that names no known route (refused at `classify`).
+/// `unwrap_token` turns a page token the caller sent back into the upstream's, or says it
+/// does not unwrap.
+pub fn parse_stage(
+    settings: &Settings,
+    method: &str,
+    target: &str,
+    active_roles: Option<&[u8]>,
+    unwrap_token: impl FnOnce(&Route, &str) -> Option<String>,
+) -> Result<(Option<Route>, ActiveRoles), Stop> {
     let options = RouteOptions { base_path: &settings.base_path, namespace_separators: &settings.namespace_separators };
-    let classified = match routes::classify(input.method, input.target, &options) {
-        Ok(c) => c,
-        Err(e) => {
-            let r = Refusal::from(&e);
-            return Outcome::refused(None, r, format!("invalid request target: {e}"));
-        }
+    let classified = routes::classify(method, target, &options)
+        .map_err(|e| Stop::new(Refusal::from(&e), format!("invalid request target: {e}"), None))?;
+    let mut route = match classified {
+        Classified::Route(r) => Some(r),
+        Classified::Unrecognized => None,
     };
-    if let Classified::Route(route) = &classified
-        && route.query.page_token.is_some()
+    if let Some(r) = &mut route
+        && let Some(token) = r.query.page_token.take()
     {
-        // explain holds no page-token key, so no token it is given unwraps (DESIGN.md §10).
-        let r = Refusal::bad_request("query parameter `pageToken` is not a page token icegate issued");
-        return Outcome::refused(None, r.clone(), r.message);
+        let Some(upstream) = unwrap_token(r, &token) else {
+            let refusal = Refusal::bad_request(
+                "query parameter `pageToken` is not a page token icegate issued to this caller for this list",
+            );
+            return Err(Stop::plain(refusal, None));
+        };
+        r.query.page_token = Some(upstream);
     }
-    let header = match roles::parse_header(input.active_roles, settings.ownership) {
-        Ok(h) => h,
-        Err(e) => return Outcome::refused(None, Refusal::from(&e), e.to_string()),
+    let header =
+        roles::parse_header(active_roles, settings.ownership).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    Ok((route, header))
+}
+
+/// Stage `classify`: a known route, and the catalog it names.
+pub fn classify_stage<'a>(
+    snap: &'a Snapshot,
+    method: &str,
+    route: Option<&'a Route>,
+) -> Result<(&'a Route, &'a str), Stop> {
+    let Some(route) = route else {
+        return Err(Stop::new(Refusal::unknown_route(method), "the route is not recognized", None));
     };
-    // classify
-    let Classified::Route(route) = classified else {
-        let r = Refusal::unknown_route(input.method);
-        return Outcome::refused(None, r, "the route is not recognized".to_owned());
-    };
-    let op = route.operation;
-    let catalog = if op.names_catalog() { snap.catalog_for_prefix(route.prefix.as_deref()) } else { Some("") };
-    let Some(catalog) = catalog else {
-        let r = Refusal::forbidden("a catalog prefix is required: the policy sets no `default_catalog`");
-        return Outcome::refused(None, r.clone(), r.message);
-    };
-    // narrow: known and enabled user, held roles
-    let user = match roles::check_user(snap, &input.principal) {
-        Ok(u) => u,
-        Err(e) => return Outcome::refused(Some(op), Refusal::from(&e), e.to_string()),
-    };
+    let catalog =
+        if route.operation.names_catalog() { snap.catalog_for_prefix(route.prefix.as_deref()) } else { Some("") };
+    match catalog {
+        Some(c) => Ok((route, c)),
+        None => Err(Stop::plain(
+            Refusal::forbidden("a catalog prefix is required: the policy sets no `default_catalog`"),
+            None,
+        )),
+    }
+}
+
+/// Stage `narrow`: a known, enabled user, then its held and active roles. `Ok(None)` for
+/// getConfig, which skips the held-roles check.
+pub fn narrow_stage(
+    snap: &Snapshot,
+    settings: &Settings,
+    principal: &Principal,
+    header: &ActiveRoles,
+    op: OperationId,
+) -> Result<Option<Narrowed>, Stop> {
+    let user = roles::check_user(snap, principal).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
     if op == OperationId::GetConfig {
-        return Outcome::forwarded(op, "getConfig needs only a known, enabled user".to_owned());
+        return Ok(None);
     }
-    let narrowed = match roles::narrow(snap, &input.principal, user, &header, settings.ownership) {
-        Ok(n) => n,
-        Err(e) => return Outcome::refused(Some(op), Refusal::from(&e), e.to_string()),
-    };
-    let subject = narrowed.subject(&input.principal.user);
-    let request = authorize::Request {
-        op,
+    roles::narrow(snap, principal, user, header, settings.ownership)
+        .map(Some)
+        .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))
+}
+
+/// What the path check decided.
+#[derive(Debug)]
+pub enum PathCheck {
+    /// Go on; the reason so far.
+    Allow(String),
+    /// Denied, unless the upstream says the object does not exist (then 404).
+    AskExistence(String),
+}
+
+/// Stage `authorize what the path decides`.
+pub fn authorize_path_stage(
+    snap: &Snapshot,
+    subject: &Subject<'_>,
+    route: &Route,
+    request: &authorize::Request<'_>,
+) -> Result<PathCheck, Stop> {
+    let decision = authorize::authorize_path(snap, subject, request);
+    let reason = describe(snap, subject, request.catalog, &decision);
+    let op = Some(route.operation);
+    match decision.verdict {
+        Verdict::Allow => Ok(PathCheck::Allow(reason)),
+        Verdict::Deny => Err(Stop::new(Refusal::denied(route), reason, op)),
+        Verdict::NotFound => Err(Stop::new(Refusal::not_found(route), reason, op)),
+        Verdict::DenyUnlessMissing => Ok(PathCheck::AskExistence(reason)),
+    }
+}
+
+/// The answer to an [`PathCheck::AskExistence`], once the upstream was asked.
+pub fn existence_answer(route: &Route, reason: String, missing: bool) -> Stop {
+    if missing {
+        Stop::new(
+            Refusal::not_found(route),
+            format!("{reason}; the upstream says the object does not exist"),
+            Some(route.operation),
+        )
+    } else {
+        Stop::new(
+            Refusal::denied(route),
+            format!("{reason}; the object exists or its existence is unknown"),
+            Some(route.operation),
+        )
+    }
+}
+
+/// Stage `authorize what the body adds`; returns the reason when allowed.
+pub fn authorize_body_stage(
+    snap: &Snapshot,
+    subject: &Subject<'_>,
+    route: &Route,
+    request: &authorize::Request<'_>,
+    body: &body::Body,
+) -> Result<String, Stop> {
+    let decision = authorize::authorize_body(snap, subject, request, body);
+    let reason = describe(snap, subject, request.catalog, &decision);
+    if decision.is_allowed() {
+        Ok(reason)
+    } else {
+        Err(Stop::new(Refusal::denied(route), reason, Some(route.operation)))
+    }
+}
+
+/// The objects of a route, for the evaluator.
+pub fn request_of<'a>(route: &'a Route, catalog: &'a str) -> authorize::Request<'a> {
+    authorize::Request {
+        op: route.operation,
         catalog,
         namespace: route.namespace.as_ref(),
         name: route.name.as_deref(),
         parent: route.query.parent.as_ref(),
-    };
-    // authorize what the path decides
-    let decision = authorize::authorize_path(snap, &subject, &request);
-    let reason = describe(snap, &subject, catalog, &decision);
-    match decision.verdict {
-        Verdict::Allow => {}
-        Verdict::Deny => return Outcome::refused(Some(op), Refusal::denied(&route), reason),
-        Verdict::NotFound => return Outcome::refused(Some(op), Refusal::not_found(&route), reason),
-        Verdict::DenyUnlessMissing if input.exists => {
-            return Outcome::refused(Some(op), Refusal::denied(&route), format!("{reason}; the object exists"));
-        }
-        Verdict::DenyUnlessMissing => {
-            let reason = format!("{reason}; the upstream says the object does not exist");
-            return Outcome::refused(Some(op), Refusal::not_found(&route), reason);
-        }
     }
-    // inspect, then authorize what the body adds
-    let mut reason = reason;
-    let parsed_body = match inspect(&route, settings, input.body) {
-        Ok(b) => b,
-        Err(e) => return Outcome::refused(Some(op), Refusal::from(&e), e.to_string()),
+}
+
+/// Runs the offline stages on `input`; the first failing stage answers (DESIGN.md §5).
+pub fn decide(snap: &Snapshot, settings: &Settings, input: &Input<'_>) -> Outcome {
+    match run(snap, settings, input) {
+        Ok(outcome) => outcome,
+        Err(stop) => Outcome::refused(stop.operation, stop.refusal, stop.reason),
+    }
+}
+
+fn run(snap: &Snapshot, settings: &Settings, input: &Input<'_>) -> Result<Outcome, Stop> {
+    if routes::is_get_token(input.method, input.target, &settings.base_path) {
+        return Ok(Outcome::forwarded(OperationId::GetToken, "getToken is forwarded before every check".to_owned()));
+    }
+    // explain holds no page-token key, so no token it is given unwraps (DESIGN.md §10).
+    let (route, header) = parse_stage(settings, input.method, input.target, input.active_roles, |_, _| None)?;
+    let (route, catalog) = classify_stage(snap, input.method, route.as_ref())?;
+    let op = route.operation;
+    let Some(narrowed) = narrow_stage(snap, settings, &input.principal, &header, op)? else {
+        return Ok(Outcome::forwarded(op, "getConfig needs only a known, enabled user".to_owned()));
     };
+    let subject = narrowed.subject(&input.principal.user);
+    let request = request_of(route, catalog);
+    let mut reason = match authorize_path_stage(snap, &subject, route, &request)? {
+        PathCheck::Allow(reason) => reason,
+        PathCheck::AskExistence(reason) => return Err(existence_answer(route, reason, !input.exists)),
+    };
+    let parsed_body = inspect(route, settings, input.body).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
     if let Some(body) = &parsed_body {
-        let decision = authorize::authorize_body(snap, &subject, &request, body);
-        let body_reason = describe(snap, &subject, catalog, &decision);
-        if !decision.is_allowed() {
-            return Outcome::refused(Some(op), Refusal::denied(&route), body_reason);
-        }
+        let body_reason = authorize_body_stage(snap, &subject, route, &request, body)?;
         reason = format!("{reason}; {body_reason}");
     }
     // what the rewrite stage would do
@@ -195,18 +305,16 @@ pub fn decide(snap: &Snapshot, settings: &Settings, input: &Input<'_>) -> Outcom
     if let (Some(kind), Some(response)) = (ListKind::for_operation(op), input.list_response) {
         let page = list::filter(kind, response, &settings.namespace_separators, |entry| {
             authorize::entry_visible(snap, &subject, catalog, kind, entry)
-        });
-        match page {
-            Ok(page) => outcome.visible = Some(page.visible().map(ToOwned::to_owned).collect()),
-            Err(e) => return Outcome::refused(Some(op), Refusal::from(&e), e.to_string()),
-        }
+        })
+        .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+        outcome.visible = Some(page.visible().map(ToOwned::to_owned).collect());
     }
-    outcome
+    Ok(outcome)
 }
 
 /// The inspect stage: a spec body must be present; an inspected body must fit the cap and
 /// parse strictly.
-fn inspect(route: &Route, settings: &Settings, bytes: Option<&[u8]>) -> Result<Option<body::Body>, BodyError> {
+pub fn inspect(route: &Route, settings: &Settings, bytes: Option<&[u8]>) -> Result<Option<body::Body>, BodyError> {
     let op = route.operation;
     if !op.has_request_body() {
         return Ok(None);
