@@ -26,6 +26,27 @@ enum Command {
     },
     /// Decide one request offline and print the decision as JSON.
     Explain(ExplainArgs),
+    /// Run the proxy in front of an Iceberg REST catalog.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// A TOML config file (every key optional; flags override it).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1:8181].
+    #[arg(long)]
+    listen: Option<std::net::SocketAddr>,
+    /// Address of the admin listener [default: 127.0.0.1:9181].
+    #[arg(long)]
+    admin_listen: Option<std::net::SocketAddr>,
+    /// The upstream catalog, e.g. `http://127.0.0.1:8080` (with its base path, if any).
+    #[arg(long)]
+    upstream: Option<String>,
+    /// The policy file or directory.
+    #[arg(long)]
+    policy: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -104,6 +125,37 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Check { policy } => check(&policy),
         Command::Explain(args) => explain(&args),
+        Command::Serve(args) => serve(args),
+    }
+}
+
+fn serve(args: ServeArgs) -> ExitCode {
+    let overrides = crate::config::Overrides {
+        listen: args.listen,
+        admin_listen: args.admin_listen,
+        upstream: args.upstream,
+        policy: args.policy,
+    };
+    let config = match crate::config::Config::load(args.config.as_deref(), overrides) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("ICEGATE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .try_init();
+    match crate::run::run(config) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
     }
 }
 

@@ -111,11 +111,11 @@ pub struct Stop {
 }
 
 impl Stop {
-    fn new(refusal: Refusal, reason: impl Into<String>, operation: Option<OperationId>) -> Self {
+    pub fn new(refusal: Refusal, reason: impl Into<String>, operation: Option<OperationId>) -> Self {
         Self { refusal, reason: reason.into(), operation }
     }
 
-    fn plain(refusal: Refusal, operation: Option<OperationId>) -> Self {
+    pub fn plain(refusal: Refusal, operation: Option<OperationId>) -> Self {
         let reason = refusal.message.clone();
         Self { refusal, reason, operation }
     }
@@ -303,10 +303,9 @@ fn run(snap: &Snapshot, settings: &Settings, input: &Input<'_>) -> Result<Outcom
         outcome.narrowing_lowered_scope = scope.narrowed < scope.unnarrowed;
     }
     if let (Some(kind), Some(response)) = (ListKind::for_operation(op), input.list_response) {
-        let page = list::filter(kind, response, &settings.namespace_separators, |entry| {
-            authorize::entry_visible(snap, &subject, catalog, kind, entry)
-        })
-        .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+        let mut entries = authorize::EntryFilter::new(snap, &subject, catalog, kind);
+        let page = list::filter(kind, response, &settings.namespace_separators, |entry| entries.visible(entry))
+            .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
         outcome.visible = Some(page.visible().map(ToOwned::to_owned).collect());
     }
     Ok(outcome)

@@ -112,3 +112,39 @@ impl From<&ListError> for Refusal {
         Self::new(502, "BadGatewayException", e.to_string())
     }
 }
+
+/// The HTTP response of a refusal: the Iceberg error JSON, never cached.
+pub fn response(refusal: &Refusal) -> http::Response<crate::forward::Body> {
+    use http_body_util::BodyExt;
+    let body = http_body_util::Full::new(bytes::Bytes::from(refusal.to_json())).map_err(|never| match never {}).boxed();
+    let mut response = http::Response::new(body);
+    *response.status_mut() = http::StatusCode::from_u16(refusal.status).unwrap_or(http::StatusCode::BAD_GATEWAY);
+    let headers = response.headers_mut();
+    headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    headers.insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
+    if refusal.status == 401 {
+        headers.insert(http::header::WWW_AUTHENTICATE, http::HeaderValue::from_static("Basic realm=\"icegate\""));
+    }
+    response
+}
+
+impl From<&crate::identity::IdentityError> for Refusal {
+    fn from(e: &crate::identity::IdentityError) -> Self {
+        Self::new(401, "NotAuthorizedException", e.to_string())
+    }
+}
+
+impl From<&crate::forward::ForwardError> for Refusal {
+    fn from(e: &crate::forward::ForwardError) -> Self {
+        match e.status() {
+            504 => Self::new(504, "GatewayTimeoutException", e.to_string()),
+            _ => Self::new(502, "BadGatewayException", e.to_string()),
+        }
+    }
+}
+
+impl From<&crate::rewrite::RewriteError> for Refusal {
+    fn from(e: &crate::rewrite::RewriteError) -> Self {
+        Self::new(502, "BadGatewayException", e.to_string())
+    }
+}

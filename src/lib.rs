@@ -13,9 +13,21 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod accept;
 pub mod cli;
+pub mod config;
 pub mod decide;
 pub mod error;
+pub mod forward;
 pub mod iceberg;
+pub mod identity;
+pub mod inspect;
+pub mod outbound;
 pub mod policy;
+pub mod proxy;
+pub mod rewrite;
 pub mod roles;
+pub mod run;
+pub mod server;
+pub mod state;
+pub mod tokens;

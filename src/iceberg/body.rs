@@ -1,41 +1,55 @@
 //! Inspected request bodies: what a body adds to the objects an operation touches.
 //!
 //! Only the fields authorization reads are typed; the rest may be anything (forward
-//! compatibility), but a field icegate reads with the wrong type is 400.
+//! compatibility), but a field icegate reads with the wrong type is 400. The bytes are read
+//! strictly first (DESIGN.md §7), and the bytes that were read are the bytes forwarded.
+
+mod wire;
 
 use super::json::{self, JsonError};
-use super::names::{NameError, check_name};
+use super::names::NameError;
 use super::routes::Route;
 use super::{Namespace, OperationId, TableIdent};
-use serde::Deserialize;
 use thiserror::Error;
+use wire::{Commit, Ident};
 
-/// A body icegate refuses (400, 413 or 415).
+/// A body icegate refuses (400, 413 or 415; see [`BodyError::status`]).
 #[derive(Debug, Error)]
 pub enum BodyError {
     #[error("request body is missing; `{0}` requires one")]
     Missing(&'static str),
     #[error("request body is larger than the limit of {limit} bytes")]
     TooLarge { limit: usize },
-    #[error("request body has content encoding `{0}`; send it unencoded")]
+    #[error("request body has content encoding `{0}`; icegate reads only unencoded bodies")]
     UnsupportedEncoding(String),
     #[error("request body has content type `{0}`; expected `application/json`")]
     UnsupportedMediaType(String),
     #[error("invalid request body: {0}")]
     Json(#[from] JsonError),
-    #[error("invalid name in request body: {0}")]
-    Name(#[from] NameError),
+    #[error("invalid `{field}` in request body: {source}")]
+    Name {
+        field: String,
+        #[source]
+        source: NameError,
+    },
+    #[error("invalid request body: `{field}` must be {expected}")]
+    Field { field: String, expected: &'static str },
     #[error("body identifier `{body}` differs from the path `{path}`")]
     IdentifierMismatch { body: String, path: String },
-    #[error("transaction names table `{0}` more than once")]
-    RepeatedTable(String),
-    #[error("transaction change {0} has no `identifier`")]
+    #[error("`table-changes[{0}]` has no `identifier`; every change of a transaction must name its table")]
     MissingIdentifier(usize),
-    #[error("`{0}` does not inspect a request body")]
+    #[error("table `{0}` appears more than once in `table-changes`")]
+    RepeatedTable(String),
+    /// The caller asked for a body the operation does not have inspected (a routing bug).
+    #[error("`{0}` has no request body that icegate inspects")]
     NotInspected(&'static str),
+    /// The route lacks the namespace or name its operation always has (a routing bug).
+    #[error("the path of `{0}` names no table or view")]
+    NoPathObject(&'static str),
 }
 
 impl BodyError {
+    /// The HTTP status this error answers with.
     pub fn status(&self) -> u16 {
         match self {
             Self::TooLarge { .. } => 413,
@@ -105,173 +119,54 @@ pub struct SignRequest {
     pub body: Option<String>,
 }
 
-/// The table properties that say where data and metadata live (DESIGN.md §8).
-pub const LOCATION_PROPERTIES: [&str; 5] =
-    ["location", "write.data.path", "write.metadata.path", "write.object-storage.path", "write.folder-storage.path"];
-
-#[derive(Deserialize)]
-struct RawIdent {
-    namespace: Vec<String>,
-    name: String,
-}
-
-impl RawIdent {
-    fn checked(self, separators: &[String]) -> Result<TableIdent, NameError> {
-        TableIdent::new(Namespace::new(self.namespace, separators)?, self.name)
-    }
-}
-
-#[derive(Deserialize)]
-struct Named {
-    name: String,
-}
-
-#[derive(Deserialize)]
-struct CreateNamespace {
-    namespace: Vec<String>,
-}
-
-#[derive(Deserialize)]
-struct CreateTable {
-    name: String,
-    #[serde(default)]
-    location: Option<serde::de::IgnoredAny>,
-    #[serde(default, rename = "stage-create")]
-    stage_create: Option<bool>,
-}
-
-#[derive(Deserialize)]
-struct RegisterTable {
-    name: String,
-    #[serde(rename = "metadata-location")]
-    _metadata_location: String,
-}
-
-#[derive(Deserialize)]
-struct Requirement {
-    #[serde(rename = "type")]
-    kind: String,
-}
-
-#[derive(Deserialize)]
-struct Update {
-    action: String,
-    #[serde(default)]
-    updates: Option<std::collections::BTreeMap<String, serde::de::IgnoredAny>>,
-    #[serde(default)]
-    removals: Option<Vec<String>>,
-}
-
-#[derive(Deserialize)]
-struct Commit {
-    #[serde(default)]
-    identifier: Option<RawIdent>,
-    #[serde(default)]
-    requirements: Option<Vec<Requirement>>,
-    #[serde(default)]
-    updates: Option<Vec<Update>>,
-}
-
-impl Commit {
-    fn update(&self) -> TableUpdate {
-        let asserts_create = self.requirements.iter().flatten().any(|r| r.kind == "assert-create");
-        let moves_data = self.updates.iter().flatten().any(|u| match u.action.as_str() {
-            "set-location" => true,
-            "set-properties" => u.updates.iter().flatten().any(|(k, _)| LOCATION_PROPERTIES.contains(&k.as_str())),
-            "remove-properties" => u.removals.iter().flatten().any(|k| LOCATION_PROPERTIES.contains(&k.as_str())),
-            _ => false,
-        });
-        TableUpdate { asserts_create, moves_data }
-    }
-}
-
-#[derive(Deserialize)]
-struct Transaction {
-    #[serde(rename = "table-changes")]
-    table_changes: Vec<Commit>,
-}
-
-#[derive(Deserialize)]
-struct Rename {
-    source: RawIdent,
-    destination: RawIdent,
-}
-
-#[derive(Deserialize)]
-struct Sign {
-    region: String,
-    method: String,
-    uri: String,
-    #[serde(rename = "headers")]
-    _headers: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
-    #[serde(default)]
-    provider: Option<String>,
-    #[serde(default)]
-    body: Option<String>,
-}
-
-/// A single-table commit's identifier, when present, must be the table of the path.
-fn check_identifier(route: &Route, ident: Option<RawIdent>, separators: &[String]) -> Result<(), BodyError> {
-    let Some(ident) = ident else { return Ok(()) };
-    let ident = ident.checked(separators)?;
-    let path = match (&route.namespace, &route.name) {
-        (Some(ns), Some(name)) => format!("{ns}.{name}"),
-        _ => String::new(),
-    };
-    if route.namespace.as_ref() != Some(&ident.namespace) || route.name.as_deref() != Some(ident.name.as_str()) {
-        return Err(BodyError::IdentifierMismatch { body: ident.to_string(), path });
-    }
-    Ok(())
-}
+pub use wire::LOCATION_PROPERTIES;
 
 /// Parses and checks the body of an inspected operation; `separators` as in `RouteOptions`.
 pub fn inspect(route: &Route, bytes: &[u8], separators: &[String]) -> Result<Body, BodyError> {
     use OperationId as Op;
-    let checked_name = |name: String| -> Result<String, BodyError> {
-        check_name(&name)?;
-        Ok(name)
-    };
-    Ok(match route.operation {
+    let op = route.operation;
+    if !op.inspects_request_body() {
+        return Err(BodyError::NotInspected(op.as_str()));
+    }
+    if bytes.is_empty() {
+        return Err(BodyError::Missing(op.as_str()));
+    }
+    Ok(match op {
         Op::CreateNamespace => {
-            let b: CreateNamespace = json::from_slice(bytes)?;
-            Body::CreateNamespace { namespace: Namespace::new(b.namespace, separators)? }
+            let b: wire::CreateNamespace = json::from_slice(bytes)?;
+            let namespace = Namespace::new(b.namespace, separators).map_err(name_error("namespace"))?;
+            Body::CreateNamespace { namespace }
         }
         Op::CreateTable => {
-            let b: CreateTable = json::from_slice(bytes)?;
+            let b: wire::CreateTable = json::from_slice(bytes)?;
             Body::CreateTable {
-                name: checked_name(b.name)?,
+                name: wire::checked_name(b.name, "name")?,
                 explicit_location: b.location.is_some(),
                 stage_create: b.stage_create.unwrap_or(false),
             }
         }
         Op::RegisterTable => {
-            let b: RegisterTable = json::from_slice(bytes)?;
-            Body::RegisterTable { name: checked_name(b.name)? }
+            let b: wire::Register = json::from_slice(bytes)?;
+            Body::RegisterTable { name: wire::checked_name(b.name, "name")? }
         }
         Op::UpdateTable => {
-            let mut b: Commit = json::from_slice(bytes)?;
-            check_identifier(route, b.identifier.take(), separators)?;
-            Body::UpdateTable(b.update())
+            let b: Commit = json::from_slice(bytes)?;
+            check_path_identifier(route, b.identifier.as_ref(), separators)?;
+            Body::UpdateTable(b.table_update("")?)
         }
         Op::RenameTable | Op::RenameView => {
-            let b: Rename = json::from_slice(bytes)?;
-            Body::Rename { source: b.source.checked(separators)?, destination: b.destination.checked(separators)? }
+            let b: wire::Rename = json::from_slice(bytes)?;
+            Body::Rename {
+                source: b.source.checked(separators, "source")?,
+                destination: b.destination.checked(separators, "destination")?,
+            }
         }
         Op::CommitTransaction => {
-            let b: Transaction = json::from_slice(bytes)?;
-            let mut changes: Vec<TableChange> = Vec::with_capacity(b.table_changes.len());
-            for (i, mut change) in b.table_changes.into_iter().enumerate() {
-                let identifier =
-                    change.identifier.take().ok_or(BodyError::MissingIdentifier(i))?.checked(separators)?;
-                if changes.iter().any(|c| c.identifier == identifier) {
-                    return Err(BodyError::RepeatedTable(identifier.to_string()));
-                }
-                changes.push(TableChange { update: change.update(), identifier });
-            }
-            Body::CommitTransaction(changes)
+            let b: wire::Transaction = json::from_slice(bytes)?;
+            Body::CommitTransaction(transaction(b.table_changes, separators)?)
         }
         Op::SignRequest => {
-            let b: Sign = json::from_slice(bytes)?;
+            let b: wire::Sign = json::from_slice(bytes)?;
             Body::SignRequest(SignRequest {
                 region: b.region,
                 method: b.method,
@@ -281,35 +176,89 @@ pub fn inspect(route: &Route, bytes: &[u8], separators: &[String]) -> Result<Bod
             })
         }
         Op::CreateView => {
-            let b: Named = json::from_slice(bytes)?;
-            Body::CreateView { name: checked_name(b.name)? }
+            let b: wire::CreateView = json::from_slice(bytes)?;
+            Body::CreateView { name: wire::checked_name(b.name, "name")? }
         }
         Op::RegisterView => {
-            let b: RegisterTable = json::from_slice(bytes)?;
-            Body::RegisterView { name: checked_name(b.name)? }
+            let b: wire::Register = json::from_slice(bytes)?;
+            Body::RegisterView { name: wire::checked_name(b.name, "name")? }
         }
         Op::ReplaceView => {
-            let mut b: Commit = json::from_slice(bytes)?;
-            check_identifier(route, b.identifier.take(), separators)?;
+            let b: wire::CommitView = json::from_slice(bytes)?;
+            check_path_identifier(route, b.identifier.as_ref(), separators)?;
             Body::ReplaceView
         }
-        other => return Err(BodyError::NotInspected(other.as_str())),
+        _ => return Err(BodyError::NotInspected(op.as_str())),
     })
 }
 
-/// The inspected body's headers: JSON, unencoded (415 otherwise). A missing content type is
-/// accepted, as clients omit it on small bodies.
-pub fn check_content_headers(content_type: Option<&str>, content_encoding: Option<&str>) -> Result<(), BodyError> {
-    if let Some(enc) = content_encoding {
-        return Err(BodyError::UnsupportedEncoding(enc.to_owned()));
-    }
-    if let Some(ct) = content_type {
-        let media = ct.split(';').next().unwrap_or_default().trim();
-        if !media.eq_ignore_ascii_case("application/json") {
-            return Err(BodyError::UnsupportedMediaType(ct.to_owned()));
-        }
+fn name_error(field: &str) -> impl FnOnce(NameError) -> BodyError + '_ {
+    move |source| BodyError::Name { field: field.to_owned(), source }
+}
+
+/// A single-object commit may repeat its identifier, but only as the object of the path: the
+/// path is what was authorized.
+fn check_path_identifier(route: &Route, ident: Option<&Ident>, separators: &[String]) -> Result<(), BodyError> {
+    let Some(ident) = ident else { return Ok(()) };
+    let (Some(namespace), Some(name)) = (&route.namespace, &route.name) else {
+        return Err(BodyError::NoPathObject(route.operation.as_str()));
+    };
+    let body = ident.clone().checked(separators, "identifier")?;
+    if body.namespace != *namespace || body.name != *name {
+        return Err(BodyError::IdentifierMismatch {
+            body: json::quote(&body.to_string()),
+            path: json::quote(&format!("{namespace}.{name}")),
+        });
     }
     Ok(())
+}
+
+fn transaction(changes: Vec<Commit>, separators: &[String]) -> Result<Vec<TableChange>, BodyError> {
+    let mut out: Vec<TableChange> = Vec::with_capacity(changes.len());
+    let mut seen = std::collections::HashSet::with_capacity(changes.len());
+    for (i, change) in changes.into_iter().enumerate() {
+        let Some(ident) = change.identifier.clone() else { return Err(BodyError::MissingIdentifier(i)) };
+        let identifier = ident.checked(separators, &format!("table-changes[{i}].identifier"))?;
+        if !seen.insert(identifier.clone()) {
+            return Err(BodyError::RepeatedTable(json::quote(&identifier.to_string())));
+        }
+        let update = change.table_update(&format!("table-changes[{i}]."))?;
+        out.push(TableChange { identifier, update });
+    }
+    Ok(out)
+}
+
+/// The headers of an inspected body: JSON and unencoded, or 415. A missing content type is
+/// accepted (clients omit it on small bodies); any `Content-Encoding`, even `identity`, is not,
+/// since icegate would authorize bytes other than the ones the upstream decodes.
+pub fn check_content_headers(content_type: Option<&str>, content_encoding: Option<&str>) -> Result<(), BodyError> {
+    if let Some(encoding) = content_encoding {
+        return Err(BodyError::UnsupportedEncoding(json::quote(encoding)));
+    }
+    match content_type {
+        Some(ct) if !is_json_utf8(ct) => Err(BodyError::UnsupportedMediaType(json::quote(ct))),
+        _ => Ok(()),
+    }
+}
+
+/// `application/json` (any case), with parameters; a `charset` must be UTF-8, since the body is
+/// read as UTF-8 and an upstream honouring another charset would read other text.
+fn is_json_utf8(content_type: &str) -> bool {
+    let ows = |c: char| c == ' ' || c == '\t';
+    let mut parts = content_type.split(';');
+    let media = parts.next().unwrap_or_default().trim_matches(ows);
+    if !media.eq_ignore_ascii_case("application/json") {
+        return false;
+    }
+    parts.map(|p| p.trim_matches(ows)).filter(|p| !p.is_empty()).all(|param| match param.split_once('=') {
+        Some((name, value)) => {
+            let name = name.trim_matches(ows);
+            let value = value.trim_matches(ows);
+            let value = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value);
+            !name.is_empty() && (!name.eq_ignore_ascii_case("charset") || value.eq_ignore_ascii_case("utf-8"))
+        }
+        None => false,
+    })
 }
 
 #[cfg(test)]

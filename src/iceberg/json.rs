@@ -1,16 +1,24 @@
 //! Strict JSON: the one reading of a request body that icegate and the upstream must share.
 //!
-//! serde_json alone lets a later duplicate key win silently and stops at 128 levels; icegate
-//! rejects duplicates at any depth (two `source` keys could mean one thing to icegate and
-//! another upstream) and accepts up to [`MAX_DEPTH`] levels, which real Iceberg schemas reach.
+//! The upstream's Jackson lets a later duplicate key win and nests far deeper than serde_json's
+//! default, so a body is held to the reading on which the two cannot differ (DESIGN.md §7): one
+//! value, no duplicate keys (decoded, so `"a"` and `"\u0061"` collide), no lone surrogates, no
+//! non-JSON numbers, and at most [`MAX_DEPTH`] levels.
 
-use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::collections::HashSet;
 use std::fmt;
 use thiserror::Error;
 
-/// The deepest nesting of arrays and objects accepted.
+/// The deepest nesting of arrays and objects a body may have; a scalar at the top is depth 0.
 pub const MAX_DEPTH: usize = 256;
 
+/// Keys quoted in messages are cut here, so that an error never echoes a huge input.
+const QUOTE_LIMIT: usize = 100;
+
+/// Why a document is not strict JSON (400 for a request body).
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum JsonError {
     #[error("body is empty")]
@@ -19,64 +27,103 @@ pub enum JsonError {
     InvalidUtf8,
     #[error("duplicate key `{0}`")]
     DuplicateKey(String),
-    #[error("nesting deeper than {MAX_DEPTH} levels")]
+    #[error("nesting is deeper than {MAX_DEPTH} levels")]
     TooDeep,
-    #[error("{0}")]
+    #[error("trailing data after the JSON value")]
+    TrailingData,
+    #[error("malformed JSON: {0}")]
     Syntax(String),
     #[error("unexpected shape: {0}")]
     Type(String),
 }
 
-/// Checks that `bytes` is one strict JSON value (DESIGN.md §7).
+/// Checks that `bytes` is exactly one strict JSON value (surrounding whitespace allowed).
 pub fn check_strict(bytes: &[u8]) -> Result<(), JsonError> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
+    let text = std::str::from_utf8(bytes).map_err(|_| JsonError::InvalidUtf8)?;
+    if text.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
         return Err(JsonError::Empty);
     }
-    if std::str::from_utf8(bytes).is_err() {
-        return Err(JsonError::InvalidUtf8);
-    }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let reason = Cell::new(None);
+    let mut de = serde_json::Deserializer::from_str(text);
+    // The depth bound is ours, enforced before each descent; serde_json's own limit of 128
+    // would only reject legitimate schemas.
     de.disable_recursion_limit();
-    let outcome = Strict { depth: 0 }.deserialize(&mut de).and_then(|()| de.end());
-    outcome.map_err(|e| classify(&e))
+    if let Err(err) = (Walk { depth: 0, reason: &reason }).deserialize(&mut de) {
+        return Err(reason.take().unwrap_or_else(|| classify(&err)));
+    }
+    de.end().map_err(|_| JsonError::TrailingData)
 }
 
-/// [`check_strict`], then a typed read with the same depth allowance.
-pub fn from_slice<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, JsonError> {
+/// [`check_strict`], then a typed reading of the same bytes.
+pub fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, JsonError> {
+    from_slice_borrowed(bytes)
+}
+
+/// [`from_slice`] for types that borrow from the input (`&RawValue`, `Cow<str>`).
+pub fn from_slice_borrowed<'de, T: de::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T, JsonError> {
     check_strict(bytes)?;
-    let mut de = serde_json::Deserializer::from_slice(bytes);
+    typed(serde_json::Deserializer::from_slice(bytes))
+}
+
+/// A typed reading of text that is part of a document which already passed [`check_strict`]
+/// (a raw value cut out of it), so the strict walk is not repeated.
+pub fn from_checked_str<'de, T: de::Deserialize<'de>>(text: &'de str) -> Result<T, JsonError> {
+    typed(serde_json::Deserializer::from_str(text))
+}
+
+fn typed<'de, R, T>(mut de: serde_json::Deserializer<R>) -> Result<T, JsonError>
+where
+    R: serde_json::de::Read<'de>,
+    T: de::Deserialize<'de>,
+{
     de.disable_recursion_limit();
-    T::deserialize(&mut de).map_err(|e| JsonError::Type(strip_position(&e.to_string())))
+    let value = T::deserialize(&mut de).map_err(|e| classify(&e))?;
+    de.end().map_err(|_| JsonError::TrailingData)?;
+    Ok(value)
 }
 
-const DUPLICATE: &str = "icegate: duplicate key ";
-const TOO_DEEP: &str = "icegate: too deep";
-
-fn classify(e: &serde_json::Error) -> JsonError {
-    let text = e.to_string();
-    if let Some(rest) = text.strip_prefix(DUPLICATE) {
-        return JsonError::DuplicateKey(strip_position(rest));
-    }
-    if text.starts_with(TOO_DEEP) {
-        return JsonError::TooDeep;
-    }
-    JsonError::Syntax(text)
-}
-
-/// serde_json appends " at line L column C" to messages; keys must not carry it.
-fn strip_position(s: &str) -> String {
-    match s.rfind(" at line ") {
-        Some(i) => s[..i].to_owned(),
-        None => s.to_owned(),
+fn classify(err: &serde_json::Error) -> JsonError {
+    match err.classify() {
+        serde_json::error::Category::Data => JsonError::Type(err.to_string()),
+        _ => JsonError::Syntax(err.to_string()),
     }
 }
 
-/// Visits a value, checking keys and depth, keeping nothing but the key sets of open objects.
-struct Strict {
+/// `s` made safe to quote in a message: escaped and cut to a bounded length.
+pub fn quote(s: &str) -> String {
+    let escaped: String = s.escape_debug().collect();
+    match escaped.char_indices().nth(QUOTE_LIMIT) {
+        Some((cut, _)) => format!("{}…", &escaped[..cut]),
+        None => escaped,
+    }
+}
+
+/// Walks one value without building it. serde's custom errors carry only text, so `reason`
+/// carries the precise error out.
+#[derive(Clone, Copy)]
+struct Walk<'r> {
     depth: usize,
+    reason: &'r Cell<Option<JsonError>>,
 }
 
-impl<'de> DeserializeSeed<'de> for Strict {
+impl Walk<'_> {
+    fn fail<E: de::Error>(self, why: JsonError) -> E {
+        let err = E::custom(&why);
+        self.reason.set(Some(why));
+        err
+    }
+
+    /// The walker for the values inside a container: refuses before descending too far, so the
+    /// stack stays bounded whatever the input.
+    fn enter<E: de::Error>(self) -> Result<Self, E> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.fail(JsonError::TooDeep));
+        }
+        Ok(Self { depth: self.depth + 1, reason: self.reason })
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Walk<'_> {
     type Value = ();
 
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
@@ -84,16 +131,7 @@ impl<'de> DeserializeSeed<'de> for Strict {
     }
 }
 
-impl Strict {
-    fn nested<E: de::Error>(&self) -> Result<Strict, E> {
-        if self.depth >= MAX_DEPTH {
-            return Err(E::custom(TOO_DEEP));
-        }
-        Ok(Strict { depth: self.depth + 1 })
-    }
-}
-
-impl<'de> Visitor<'de> for Strict {
+impl<'de> Visitor<'de> for Walk<'_> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -120,80 +158,88 @@ impl<'de> Visitor<'de> for Strict {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let inner = self.nested()?;
-        while seq.next_element_seed(Strict { depth: inner.depth })?.is_some() {}
+        let inner = self.enter()?;
+        while seq.next_element_seed(inner)?.is_some() {}
         Ok(())
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let inner = self.nested()?;
-        let mut keys: rustc_hash::FxHashSet<String> = rustc_hash::FxHashSet::default();
-        // Keys come decoded, so `"a"` and `"\u0061"` collide as they should.
-        while let Some(key) = map.next_key::<String>()? {
-            if !keys.insert(key.clone()) {
-                return Err(de::Error::custom(format!("{DUPLICATE}{key}")));
+        let inner = self.enter()?;
+        let mut seen = Seen::default();
+        while let Some(key) = map.next_key_seed(Key)? {
+            if let Some(key) = seen.insert(key) {
+                return Err(self.fail(JsonError::DuplicateKey(quote(&key))));
             }
-            map.next_value_seed(Strict { depth: inner.depth })?;
+            map.next_value_seed(inner)?;
         }
         Ok(())
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// A decoded object key, borrowed when it has no escapes.
+struct Key;
 
-    fn nested(depth: usize) -> String {
-        format!("{}{}", "[".repeat(depth), "]".repeat(depth))
-    }
+impl<'de> DeserializeSeed<'de> for Key {
+    type Value = Cow<'de, str>;
 
-    #[test]
-    fn accepts_plain_json() {
-        assert_eq!(check_strict(br#"{"a": [1, 2.5, "x", null, true, {"b": {}}]}"#), Ok(()));
-    }
-
-    #[test]
-    fn rejects_duplicate_keys_at_any_depth_even_when_escaped() {
-        assert_eq!(check_strict(br#"{"a":1,"a":2}"#), Err(JsonError::DuplicateKey("a".into())));
-        assert_eq!(
-            check_strict(br#"{"x":[{"source":{"name":"t"},"source":{"name":"u"}}]}"#),
-            Err(JsonError::DuplicateKey("source".into()))
-        );
-        assert_eq!(check_strict(br#"{"a":1,"\u0061":2}"#), Err(JsonError::DuplicateKey("a".into())));
-        assert_eq!(check_strict(br#"[{"a":1},{"a":2}]"#), Ok(()));
-    }
-
-    #[test]
-    fn depth_limit_is_256() {
-        assert_eq!(check_strict(nested(MAX_DEPTH).as_bytes()), Ok(()));
-        assert_eq!(check_strict(nested(MAX_DEPTH + 1).as_bytes()), Err(JsonError::TooDeep));
-        // far deeper input fails fast without exhausting the stack
-        assert_eq!(check_strict(nested(100_000).as_bytes()), Err(JsonError::TooDeep));
-    }
-
-    #[test]
-    fn a_deep_valid_schema_passes_the_typed_read_too() {
-        let mut schema = String::from(r#"{"type":"struct","fields":[]}"#);
-        // three levels per nested struct: 80 structs are about 243 levels
-        for i in 0..80 {
-            schema =
-                format!(r#"{{"type":"struct","fields":[{{"id":{i},"name":"f","required":false,"type":{schema}}}]}}"#);
-        }
-        let body = format!(r#"{{"name":"t","schema":{schema}}}"#);
-        assert_eq!(check_strict(body.as_bytes()), Ok(()));
-        let v: serde_json::Value = from_slice(body.as_bytes()).unwrap();
-        assert_eq!(v["name"], "t");
-    }
-
-    #[test]
-    fn rejects_trailing_data_surrogates_bad_numbers_and_bad_utf8() {
-        assert!(matches!(check_strict(b"{} {}"), Err(JsonError::Syntax(_))));
-        assert!(matches!(check_strict(br#"{"a":"\ud800"}"#), Err(JsonError::Syntax(_))));
-        assert!(matches!(check_strict(br#"{"a":NaN}"#), Err(JsonError::Syntax(_))));
-        assert!(matches!(check_strict(br#"{"a":+1}"#), Err(JsonError::Syntax(_))));
-        assert!(matches!(check_strict(br#"{"a":01}"#), Err(JsonError::Syntax(_))));
-        assert_eq!(check_strict(b"{\"a\":\"\xff\"}"), Err(JsonError::InvalidUtf8));
-        assert_eq!(check_strict(b"  "), Err(JsonError::Empty));
-        assert_eq!(check_strict(br#"{"a":"\ud83d\ude00"}"#), Ok(()));
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
     }
 }
+
+impl<'de> Visitor<'de> for Key {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+}
+
+/// The keys of one object. Most objects are small, where a scan beats hashing.
+enum Seen<'de> {
+    Few(Vec<Cow<'de, str>>),
+    Many(HashSet<Cow<'de, str>>),
+}
+
+impl Default for Seen<'_> {
+    fn default() -> Self {
+        Self::Few(Vec::new())
+    }
+}
+
+impl<'de> Seen<'de> {
+    const FEW: usize = 16;
+
+    /// Records `key`; gives it back when it was already there.
+    fn insert(&mut self, key: Cow<'de, str>) -> Option<Cow<'de, str>> {
+        match self {
+            Self::Few(keys) if keys.contains(&key) => Some(key),
+            Self::Few(keys) if keys.len() < Self::FEW => {
+                keys.push(key);
+                None
+            }
+            Self::Few(keys) => {
+                let mut set: HashSet<_> = keys.drain(..).collect();
+                set.insert(key);
+                *self = Self::Many(set);
+                None
+            }
+            Self::Many(set) if set.contains(&key) => Some(key),
+            Self::Many(set) => {
+                set.insert(key);
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

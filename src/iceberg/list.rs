@@ -1,17 +1,19 @@
 //! List responses: reading their entries and keeping the ones a caller may see.
 //!
-//! Only each entry's name is parsed; kept entries are copied byte for byte, so a 10,000-entry
-//! page costs one pass and no re-serialization of what passes through.
+//! Only each entry's name is parsed; kept entries are copied byte for byte, and the rest of the
+//! envelope passes through raw, so filtering costs a strict check and one streaming pass, with
+//! no re-serialization of what passes through (DESIGN.md §4 "Lists").
 
-use super::json;
+use super::json::{self, JsonError};
 use super::{Namespace, OperationId, TableIdent};
 use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
-use std::collections::BTreeMap;
+use std::fmt;
 use thiserror::Error;
 
-/// The four list operations and the key their response lists under.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The four list operations; they differ in the key and the shape of their entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ListKind {
     Namespaces,
     Tables,
@@ -30,7 +32,8 @@ impl ListKind {
         }
     }
 
-    fn key(self) -> &'static str {
+    /// The top-level key of the response's entries.
+    pub fn list_key(self) -> &'static str {
         match self {
             Self::Namespaces => "namespaces",
             Self::Tables | Self::Views | Self::Functions => "identifiers",
@@ -38,213 +41,295 @@ impl ListKind {
     }
 }
 
-/// One listed object, by name.
+/// One listed object, by name: a namespace, or a table, view or function.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Entry {
     Namespace(Namespace),
     Object(TableIdent),
 }
 
-/// A response icegate must filter but cannot read (502, never passed through).
+/// A list response icegate must filter but cannot read: 502, never passed through (DESIGN.md §7).
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum ListError {
     #[error("upstream list response is not valid: {0}")]
-    Invalid(String),
-    #[error("upstream list response has no `{0}` array")]
+    Json(#[from] JsonError),
+    #[error("upstream list response is not valid: it has no `{0}`")]
     MissingList(&'static str),
+    #[error("upstream list response is not valid: {0}")]
+    Shape(String),
 }
 
-/// A filtered page: the kept entries raw, the upstream's token, the rest of the envelope raw.
-#[derive(Debug)]
-pub struct ListPage {
-    kept: Vec<Box<RawValue>>,
-    next_page_token: Option<String>,
-    others: BTreeMap<String, Box<RawValue>>,
-    hidden: usize,
+impl ListError {
+    pub fn status(&self) -> u16 {
+        502
+    }
 }
 
 const TOKEN_KEY: &str = "next-page-token";
 
+/// A filtered page: the kept entries as the upstream sent them, the upstream's page token, and
+/// the other top-level fields raw, in their order.
+#[derive(Clone, Debug, Default)]
+pub struct ListPage {
+    fields: Vec<Field>,
+    kept: Vec<Box<RawValue>>,
+    next_page_token: Option<String>,
+    hidden: usize,
+}
+
+#[derive(Clone, Debug)]
+enum Field {
+    /// Where the entries stood.
+    List,
+    /// Where `next-page-token` stood.
+    Token,
+    Other(String, Box<RawValue>),
+}
+
 impl ListPage {
+    /// The kept entries, in upstream order, byte for byte.
     pub fn visible(&self) -> impl Iterator<Item = &RawValue> {
-        self.kept.iter().map(|b| &**b)
+        self.kept.iter().map(|raw| &**raw)
     }
 
-    /// The upstream's `next-page-token` (absent and `null` are both none).
+    /// The upstream's `next-page-token`; absent and `null` are both none.
     pub fn next_page_token(&self) -> Option<&str> {
         self.next_page_token.as_deref()
     }
 
+    /// Entries removed: the ones the caller may not see and the ones without a valid name.
     pub fn hidden(&self) -> usize {
         self.hidden
     }
 
-    /// The response to send: the kept entries, the other fields as received, and
+    pub fn len(&self) -> usize {
+        self.kept.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
+    }
+
+    /// Adds the next upstream page of the same list: its entries after these, its token in
+    /// place of this one; the other fields stay this page's.
+    pub fn append(&mut self, next: ListPage) {
+        self.kept.extend(next.kept);
+        self.hidden += next.hidden;
+        self.next_page_token = next.next_page_token;
+    }
+
+    /// The response to send: the kept entries, the other fields unchanged, and
     /// `next-page-token` replaced by `next_page_token` (omitted when `None`).
     pub fn render(&self, kind: ListKind, next_page_token: Option<&str>) -> Vec<u8> {
-        let size: usize = self.kept.iter().map(|r| r.get().len() + 1).sum();
-        let mut out = Vec::with_capacity(size + 64);
+        let entries: usize = self.kept.iter().map(|raw| raw.get().len() + 1).sum();
+        let others: usize = self.fields.iter().map(Field::len_hint).sum();
+        let mut out = Vec::with_capacity(entries + others + 64);
+        let mut sep = Separator::default();
         out.push(b'{');
-        let mut first = true;
-        let mut field = |out: &mut Vec<u8>, key: &str, value: &[u8]| {
-            if !first {
-                out.push(b',');
+        let mut token_written = false;
+        for field in &self.fields {
+            match field {
+                Field::List => {
+                    sep.key(&mut out, kind.list_key());
+                    out.push(b'[');
+                    for (i, raw) in self.kept.iter().enumerate() {
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        out.extend_from_slice(raw.get().as_bytes());
+                    }
+                    out.push(b']');
+                }
+                Field::Token => {
+                    if let Some(token) = next_page_token {
+                        sep.key(&mut out, TOKEN_KEY);
+                        push_string(&mut out, token);
+                    }
+                    token_written = true;
+                }
+                Field::Other(key, raw) => {
+                    sep.key(&mut out, key);
+                    out.extend_from_slice(raw.get().as_bytes());
+                }
             }
-            first = false;
-            // keys came from the upstream's JSON and are re-escaped by serde_json
-            out.extend_from_slice(serde_json::Value::from(key).to_string().as_bytes());
-            out.push(b':');
-            out.extend_from_slice(value);
-        };
-        for (k, v) in &self.others {
-            field(&mut out, k, v.get().as_bytes());
         }
-        let mut list = Vec::with_capacity(size + 2);
-        list.push(b'[');
-        for (i, entry) in self.kept.iter().enumerate() {
-            if i > 0 {
-                list.push(b',');
-            }
-            list.extend_from_slice(entry.get().as_bytes());
-        }
-        list.push(b']');
-        field(&mut out, kind.key(), &list);
-        if let Some(token) = next_page_token {
-            field(&mut out, TOKEN_KEY, serde_json::Value::from(token).to_string().as_bytes());
+        if let (false, Some(token)) = (token_written, next_page_token) {
+            sep.key(&mut out, TOKEN_KEY);
+            push_string(&mut out, token);
         }
         out.push(b'}');
         out
     }
 }
 
-#[derive(Deserialize)]
-struct Ident {
-    namespace: Vec<String>,
-    name: String,
-}
-
-fn entry(kind: ListKind, raw: &RawValue, separators: &[String]) -> Option<Entry> {
-    match kind {
-        ListKind::Namespaces => {
-            let levels: Vec<String> = serde_json::from_str(raw.get()).ok()?;
-            Namespace::new(levels, separators).ok().map(Entry::Namespace)
-        }
-        ListKind::Tables | ListKind::Views => {
-            let ident: Ident = serde_json::from_str(raw.get()).ok()?;
-            let ns = Namespace::new(ident.namespace, separators).ok()?;
-            TableIdent::new(ns, ident.name).ok().map(Entry::Object)
-        }
-        ListKind::Functions => {
-            let mut levels: Vec<String> = serde_json::from_str(raw.get()).ok()?;
-            let name = levels.pop()?;
-            let ns = Namespace::new(levels, separators).ok()?;
-            TableIdent::new(ns, name).ok().map(Entry::Object)
+impl Field {
+    fn len_hint(&self) -> usize {
+        match self {
+            Self::Other(key, raw) => key.len() + raw.get().len() + 4,
+            Self::List | Self::Token => 24,
         }
     }
 }
 
+/// Writes `,` before every key but the first.
+#[derive(Default)]
+struct Separator {
+    started: bool,
+}
+
+impl Separator {
+    fn key(&mut self, out: &mut Vec<u8>, key: &str) {
+        if self.started {
+            out.push(b',');
+        }
+        self.started = true;
+        push_string(out, key);
+        out.push(b':');
+    }
+}
+
+/// A JSON string literal; written by hand since writing to a `Vec` cannot fail, and
+/// serde_json's writer would make that a `Result`.
+fn push_string(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    for c in s.chars() {
+        match c {
+            '"' => out.extend_from_slice(b"\\\""),
+            '\\' => out.extend_from_slice(b"\\\\"),
+            c if c < ' ' => out.extend_from_slice(format!("\\u{:04x}", u32::from(c)).as_bytes()),
+            c => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+        }
+    }
+    out.push(b'"');
+}
+
 /// Reads an upstream list response of `kind` and keeps the entries `keep` accepts. An entry
-/// whose name icegate could not authorize (wrong shape, a level with `.`) is hidden.
+/// without a name icegate could authorize (wrong shape, a level with `.`) is hidden without
+/// asking `keep`.
 pub fn filter(
     kind: ListKind,
     bytes: &[u8],
     separators: &[String],
     mut keep: impl FnMut(&Entry) -> bool,
 ) -> Result<ListPage, ListError> {
-    json::check_strict(bytes).map_err(|e| ListError::Invalid(e.to_string()))?;
-    let mut envelope: BTreeMap<String, Box<RawValue>> =
-        serde_json::from_slice(bytes).map_err(|e| ListError::Invalid(e.to_string()))?;
-    let list = envelope.remove(kind.key()).ok_or(ListError::MissingList(kind.key()))?;
-    let entries: Vec<Box<RawValue>> =
-        serde_json::from_str(list.get()).map_err(|_| ListError::MissingList(kind.key()))?;
-    let next_page_token = match envelope.remove(TOKEN_KEY) {
-        None => None,
-        Some(raw) => serde_json::from_str::<Option<String>>(raw.get())
-            .map_err(|_| ListError::Invalid(format!("`{TOKEN_KEY}` is not a string")))?,
-    };
-    let mut kept = Vec::with_capacity(entries.len());
-    let mut hidden = 0;
-    for raw in entries {
-        match entry(kind, &raw, separators) {
-            Some(e) if keep(&e) => kept.push(raw),
-            _ => hidden += 1,
+    json::check_strict(bytes)?;
+    let mut page = ListPage::default();
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    // check_strict bounded the depth; serde_json's own limit would refuse deep extra fields
+    de.disable_recursion_limit();
+    let envelope = Envelope { kind, separators, keep: &mut keep, page: &mut page };
+    envelope.deserialize(&mut de).map_err(|e| ListError::Shape(e.to_string()))?;
+    if !page.fields.iter().any(|f| matches!(f, Field::List)) {
+        return Err(ListError::MissingList(kind.list_key()));
+    }
+    Ok(page)
+}
+
+/// The top-level object, read in one pass: entries are judged as they stream by.
+struct Envelope<'a, F> {
+    kind: ListKind,
+    separators: &'a [String],
+    keep: &'a mut F,
+    page: &'a mut ListPage,
+}
+
+impl<'de, F: FnMut(&Entry) -> bool> DeserializeSeed<'de> for Envelope<'_, F> {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, F: FnMut(&Entry) -> bool> Visitor<'de> for Envelope<'_, F> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "an object with `{}`", self.kind.list_key())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            if key == self.kind.list_key() {
+                let entries = Entries { kind: self.kind, separators: self.separators, keep: &mut *self.keep };
+                let (kept, hidden) = map.next_value_seed(entries)?;
+                self.page.kept = kept;
+                self.page.hidden = hidden;
+                self.page.fields.push(Field::List);
+            } else if key == TOKEN_KEY {
+                self.page.next_page_token = map.next_value()?;
+                self.page.fields.push(Field::Token);
+            } else {
+                let raw: Box<RawValue> = map.next_value()?;
+                self.page.fields.push(Field::Other(key, raw));
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Entries<'a, F> {
+    kind: ListKind,
+    separators: &'a [String],
+    keep: &'a mut F,
+}
+
+impl<'de, F: FnMut(&Entry) -> bool> DeserializeSeed<'de> for Entries<'_, F> {
+    type Value = (Vec<Box<RawValue>>, usize);
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de, F: FnMut(&Entry) -> bool> Visitor<'de> for Entries<'_, F> {
+    type Value = (Vec<Box<RawValue>>, usize);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "an array of {}", self.kind.list_key())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut kept = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        let mut hidden = 0;
+        while let Some(raw) = seq.next_element::<&'de RawValue>()? {
+            match entry(self.kind, raw, self.separators) {
+                Some(e) if (self.keep)(&e) => kept.push(raw.to_owned()),
+                _ => hidden += 1,
+            }
+        }
+        Ok((kept, hidden))
+    }
+}
+
+/// `TableIdentifier`; other fields an upstream adds are ignored.
+#[derive(Deserialize)]
+struct Ident {
+    namespace: Vec<String>,
+    name: String,
+}
+
+/// The name of one entry, or `None` when it has none icegate could authorize.
+fn entry(kind: ListKind, raw: &RawValue, separators: &[String]) -> Option<Entry> {
+    match kind {
+        ListKind::Namespaces => {
+            let levels: Vec<String> = json::from_checked_str(raw.get()).ok()?;
+            Namespace::new(levels, separators).ok().map(Entry::Namespace)
+        }
+        ListKind::Tables | ListKind::Views => {
+            let ident: Ident = json::from_checked_str(raw.get()).ok()?;
+            let namespace = Namespace::new(ident.namespace, separators).ok()?;
+            TableIdent::new(namespace, ident.name).ok().map(Entry::Object)
+        }
+        ListKind::Functions => {
+            // a `CatalogObjectIdentifier`: the namespace's levels, then the function's name
+            let mut levels: Vec<String> = json::from_checked_str(raw.get()).ok()?;
+            let name = levels.pop()?;
+            let namespace = Namespace::new(levels, separators).ok()?;
+            TableIdent::new(namespace, name).ok().map(Entry::Object)
         }
     }
-    Ok(ListPage { kept, next_page_token, others: envelope, hidden })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn names(page: &ListPage) -> Vec<String> {
-        page.visible().map(|r| r.get().to_owned()).collect()
-    }
-
-    #[test]
-    fn tables_are_filtered_and_copied_byte_for_byte() {
-        let body = br#"{"identifiers":[{"namespace":["s"],"name":"a"}, { "namespace" : ["s"], "name" : "\u0062" },{"namespace":["s"],"name":"c"}],"next-page-token":"n1","extra":{"k":1}}"#;
-        let page = filter(ListKind::Tables, body, &[], |e| !matches!(e, Entry::Object(i) if i.name == "c")).unwrap();
-        assert_eq!(
-            names(&page),
-            vec![r#"{"namespace":["s"],"name":"a"}"#, r#"{ "namespace" : ["s"], "name" : "\u0062" }"#]
-        );
-        assert_eq!(page.hidden(), 1);
-        assert_eq!(page.next_page_token(), Some("n1"));
-        let out: serde_json::Value = serde_json::from_slice(&page.render(ListKind::Tables, Some("wrapped"))).unwrap();
-        assert_eq!(out["next-page-token"], "wrapped");
-        assert_eq!(out["extra"]["k"], 1);
-        assert_eq!(out["identifiers"].as_array().unwrap().len(), 2);
-        let out: serde_json::Value = serde_json::from_slice(&page.render(ListKind::Tables, None)).unwrap();
-        assert!(out.get("next-page-token").is_none());
-    }
-
-    #[test]
-    fn namespaces_and_functions_have_their_own_shapes() {
-        let page =
-            filter(ListKind::Namespaces, br#"{"namespaces":[["a"],["a","b"],[],["x.y"]]}"#, &[], |_| true).unwrap();
-        assert_eq!(names(&page), vec![r#"["a"]"#, r#"["a","b"]"#]);
-        assert_eq!(page.hidden(), 2, "an empty namespace and a level with `.` are hidden");
-        let mut seen = Vec::new();
-        let page =
-            filter(ListKind::Functions, br#"{"identifiers":[["s","f1"],["s","x","f2"],["lonely"]]}"#, &[], |e| {
-                seen.push(e.clone());
-                true
-            })
-            .unwrap();
-        assert_eq!(page.visible().count(), 2);
-        assert_eq!(
-            seen[1],
-            Entry::Object(
-                TableIdent::new(Namespace::new(vec!["s".into(), "x".into()], &[]).unwrap(), "f2".into()).unwrap()
-            )
-        );
-    }
-
-    #[test]
-    fn unreadable_responses_are_errors() {
-        assert!(filter(ListKind::Tables, b"{\"identifiers\": [", &[], |_| true).is_err());
-        assert_eq!(filter(ListKind::Tables, b"{}", &[], |_| true).unwrap_err(), ListError::MissingList("identifiers"));
-        assert!(filter(ListKind::Tables, br#"{"identifiers":{}}"#, &[], |_| true).is_err());
-        assert!(filter(ListKind::Tables, br#"{"identifiers":[],"identifiers":[]}"#, &[], |_| true).is_err());
-        assert!(filter(ListKind::Tables, br#"{"identifiers":[],"next-page-token":5}"#, &[], |_| true).is_err());
-        let page = filter(ListKind::Tables, br#"{"identifiers":[],"next-page-token":null}"#, &[], |_| true).unwrap();
-        assert_eq!(page.next_page_token(), None);
-    }
-
-    #[test]
-    fn malformed_entries_are_hidden_without_asking() {
-        let mut asked = 0;
-        let page = filter(
-            ListKind::Tables,
-            br#"{"identifiers":[{"name":"a"},{"namespace":["s"],"name":5},"x",{"namespace":["s"],"name":".."}]}"#,
-            &[],
-            |_| {
-                asked += 1;
-                true
-            },
-        )
-        .unwrap();
-        assert_eq!((asked, page.hidden()), (0, 4));
-    }
-}
+mod tests;

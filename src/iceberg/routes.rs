@@ -1,7 +1,7 @@
 //! Route classification: method + canonical target → Iceberg operation and its objects, for
 //! every path and method of the Iceberg REST and S3 signer OpenAPI specs.
 
-use super::path::{PathError, Segment, decode_path_part, decode_query_part};
+use super::path::{PathError, Segment, decode_path_part, decode_query_part, encode};
 use super::{Namespace, OperationId};
 
 /// Listener-side settings that change how a target is read.
@@ -15,6 +15,10 @@ pub struct RouteOptions<'a> {
 
 /// The outcome of reading a syntactically valid target.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "made once per request and moved out at once; a box would only add an allocation"
+)]
 pub enum Classified {
     Route(Route),
     /// A valid target that names no route icegate knows (403 at classification).
@@ -34,6 +38,9 @@ pub struct Route {
     /// `{plan-id}` of fetchPlanningResult and cancelPlanning.
     pub plan_id: Option<String>,
     pub query: Query,
+    /// The path after the base path, every segment re-encoded from what was decoded: what
+    /// is forwarded, so the upstream reads exactly what was authorized.
+    pub canonical_path: String,
 }
 
 /// The query string, checked (DESIGN.md §7).
@@ -44,8 +51,26 @@ pub struct Query {
     pub page_size: Option<u32>,
     /// Non-empty `parent`, checked like a namespace in the path.
     pub parent: Option<Namespace>,
-    /// Every parameter as received (raw, still percent-encoded), in order, for forwarding.
+    /// The other parameters, decoded, in order.
     pub pairs: Vec<(String, String)>,
+}
+
+impl Query {
+    /// The query string to forward (without `?`), re-encoded from what was decoded.
+    pub fn canonical(&self) -> String {
+        let mut parts: Vec<String> = self.pairs.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect();
+        if let Some(parent) = &self.parent {
+            let levels: Vec<String> = parent.levels().iter().map(|l| encode(l)).collect();
+            parts.push(format!("parent={}", levels.join("%1F")));
+        }
+        if let Some(size) = self.page_size {
+            parts.push(format!("pageSize={size}"));
+        }
+        if let Some(token) = &self.page_token {
+            parts.push(format!("pageToken={}", encode(token)));
+        }
+        parts.join("&")
+    }
 }
 
 /// A position of a route shape.
@@ -148,7 +173,7 @@ pub fn classify(method: &str, target: &str, options: &RouteOptions<'_>) -> Resul
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let Some(path) = strip_base(path, options.base_path) else { return Ok(Classified::Unrecognized) };
     let Some(rest) = path.strip_prefix('/') else { return Ok(Classified::Unrecognized) };
-    let segments = rest.split('/').map(Segment::read).collect::<Result<Vec<_>, _>>()?;
+    let segments = read_segments(rest)?;
     let query = parse_query(query, options.namespace_separators)?;
     let Some((first, after_v1)) = segments.split_first() else { return Ok(Classified::Unrecognized) };
     if !fits(&[Lit("v1")], std::slice::from_ref(first))? {
@@ -167,7 +192,11 @@ pub fn classify(method: &str, target: &str, options: &RouteOptions<'_>) -> Resul
         }
     };
     let Some((_, operation)) = methods.iter().find(|(m, _)| *m == method) else { return Ok(Classified::Unrecognized) };
-    let mut route = Route { operation: *operation, prefix, namespace: None, name: None, plan_id: None, query };
+    let canonical: Vec<String> =
+        segments.iter().map(|s| s.parts.iter().map(|p| encode(p)).collect::<Vec<_>>().join("%1F")).collect();
+    let canonical_path = format!("/{}", canonical.join("/"));
+    let mut route =
+        Route { operation: *operation, prefix, namespace: None, name: None, plan_id: None, query, canonical_path };
     for (part, seg) in shape.iter().zip(objects) {
         match part {
             Ns => route.namespace = Some(Namespace::new(seg.parts.clone(), options.namespace_separators)?),
@@ -176,11 +205,28 @@ pub fn classify(method: &str, target: &str, options: &RouteOptions<'_>) -> Resul
                 super::names::check_name(name)?;
                 route.name = Some(name.to_owned());
             }
-            Plan => route.plan_id = Some(seg.single()?.to_owned()),
+            Plan => {
+                let plan_id = seg.single()?;
+                super::names::check_name(plan_id)?;
+                route.plan_id = Some(plan_id.to_owned());
+            }
             Lit(_) => {}
         }
     }
     Ok(Classified::Route(route))
+}
+
+/// Splits the path after the base path into checked segments. Only a `{namespace}` holds
+/// levels, and it always follows the literal `namespaces`; anywhere else a `%1F` decodes to a
+/// control character and is refused, known route or not.
+fn read_segments(rest: &str) -> Result<Vec<Segment<'_>>, PathError> {
+    let mut segments = Vec::new();
+    let mut after_namespaces = false;
+    for raw in rest.split('/') {
+        segments.push(if after_namespaces { Segment::read_levels(raw)? } else { Segment::read(raw)? });
+        after_namespaces = raw == "namespaces";
+    }
+    Ok(segments)
 }
 
 fn strip_base<'a>(path: &'a str, base: &str) -> Option<&'a str> {
@@ -212,11 +258,13 @@ fn parse_query(query: &str, separators: &[String]) -> Result<Query, PathError> {
         }
         match key.as_str() {
             "pageToken" if !value.is_empty() => q.page_token = Some(value),
+            "pageToken" => {}
             "pageSize" => match value.parse::<u32>() {
                 Ok(n) if n > 0 => q.page_size = Some(n),
                 _ => return Err(PathError::BadPageSize(value)),
             },
-            "parent" if !raw_value.is_empty() => {
+            "parent" if raw_value.is_empty() => {}
+            "parent" => {
                 // checked like a namespace in the path: split on the exact `%1F`, decode levels
                 if raw_value.contains("%1f") {
                     return Err(PathError::LowerCaseSeparator(raw_value.to_owned()));
@@ -224,9 +272,8 @@ fn parse_query(query: &str, separators: &[String]) -> Result<Query, PathError> {
                 let levels = raw_value.split("%1F").map(decode_path_part).collect::<Result<Vec<_>, _>>()?;
                 q.parent = Some(Namespace::new(levels, separators)?);
             }
-            _ => {}
+            _ => q.pairs.push((key, value)),
         }
-        q.pairs.push((raw_key.to_owned(), raw_value.to_owned()));
     }
     Ok(q)
 }

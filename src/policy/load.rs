@@ -163,6 +163,15 @@ pub fn build(parsed: Parsed) -> Result<Loaded, LoadError> {
 fn parse_file(text: &str) -> Result<raw::File, (u64, String)> {
     let mut options = serde_saphyr::Options::default();
     options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::Error;
+    // The parser's default budget (250,000 nodes) refuses policies of ~20,000 grants. A policy
+    // is operator input, so its size bounds the work instead: every node and event costs at
+    // least a byte of text; alias and anchor limits stay as they are (no alias bombs).
+    let mut budget = serde_saphyr::Budget::default();
+    let scale = text.len().saturating_mul(4).saturating_add(10_000);
+    budget.max_nodes = budget.max_nodes.max(scale);
+    budget.max_events = budget.max_events.max(scale);
+    budget.max_total_scalar_bytes = budget.max_total_scalar_bytes.max(text.len().saturating_mul(2));
+    options.budget = Some(budget);
     serde_saphyr::from_str_with_options::<raw::File>(text, options).map_err(|e| {
         let line = e.location().map_or(1, |l| l.line().max(1));
         (line, yaml_message(&e.without_snippet().to_string()))

@@ -9,9 +9,7 @@ fn nested(depth: usize) -> String {
 pub(crate) fn deep_schema(levels: usize) -> String {
     let mut ty = r#"{"type":"struct","fields":[]}"#.to_owned();
     for id in (1..=levels).rev() {
-        ty = format!(
-            r#"{{"type":"struct","fields":[{{"id":{id},"name":"f{id}","required":false,"type":{ty}}}]}}"#
-        );
+        ty = format!(r#"{{"type":"struct","fields":[{{"id":{id},"name":"f{id}","required":false,"type":{ty}}}]}}"#);
     }
     ty
 }
@@ -44,14 +42,8 @@ fn duplicate_keys_at_any_depth() {
 
 #[test]
 fn duplicate_keys_compare_decoded() {
-    assert_eq!(
-        check_strict(br#"{"a": 1, "\u0061": 2}"#),
-        Err(JsonError::DuplicateKey("a".into()))
-    );
-    assert_eq!(
-        check_strict(br#"{"\u00e9": 1, "\u00E9": 2}"#),
-        Err(JsonError::DuplicateKey("é".into()))
-    );
+    assert_eq!(check_strict(br#"{"a": 1, "\u0061": 2}"#), Err(JsonError::DuplicateKey("a".into())));
+    assert_eq!(check_strict(br#"{"\u00e9": 1, "\u00E9": 2}"#), Err(JsonError::DuplicateKey("é".into())));
     assert_eq!(check_strict(br#"{"a": 1, "A": 2}"#), Ok(()));
 }
 
@@ -113,9 +105,11 @@ fn lone_surrogates_are_rejected() {
 
 #[test]
 fn non_json_numbers_are_rejected() {
-    for doc in ["NaN", "[Infinity]", "-Infinity", "+1", "01", "1.", ".5", "0x10", "1e", "--1"] {
+    for doc in ["NaN", "[Infinity]", "-Infinity", "+1", "01", "[01]", "1.", ".5", "1e", "--1", "[0x10]", "1e400"] {
         assert!(matches!(check_strict(doc.as_bytes()), Err(JsonError::Syntax(_))), "{doc}");
     }
+    // a number followed by anything is one value and trailing data
+    assert_eq!(check_strict(b"0x10"), Err(JsonError::TrailingData));
 }
 
 #[test]

@@ -1,0 +1,96 @@
+// DevCatalog: entry point of the development/test Iceberg REST catalog. It parses the flags,
+// builds the backing catalog (Iceberg's InMemoryCatalog, or JdbcCatalog on SQLite with --jdbc),
+// both with LocalFileIO on a file:// warehouse, and serves CatalogRouter on the JDK HttpServer.
+//
+// Flags: --port N (0 = any free port)  --host ADDR (127.0.0.1)  --warehouse DIR (required)
+//        --prefix NAME (only this prefix is accepted and advertised; default: any prefix or none;
+//        env DEV_CATALOG_PREFIX)  --jdbc FILE.db (persistent SQLite catalog)  --quiet
+package org.apache.iceberg.rest;
+
+import com.sun.net.httpserver.HttpServer;
+import java.io.File;
+import java.lang.reflect.Field;
+import java.net.InetSocketAddress;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.inmemory.InMemoryCatalog;
+import org.apache.iceberg.jdbc.JdbcCatalog;
+
+public final class DevCatalog {
+  private DevCatalog() {}
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> flags = new HashMap<>();
+    for (int i = 0; i < args.length; i++) {
+      String a = args[i];
+      if (a.equals("--quiet")) {
+        flags.put("quiet", "true");
+      } else if (a.startsWith("--") && i + 1 < args.length) {
+        flags.put(a.substring(2), args[++i]);
+      } else {
+        throw new IllegalArgumentException("Unknown argument: " + a);
+      }
+    }
+    int port = Integer.parseInt(flags.getOrDefault("port", "8181"));
+    String host = flags.getOrDefault("host", "127.0.0.1");
+    String prefix = flags.getOrDefault("prefix", System.getenv("DEV_CATALOG_PREFIX"));
+    if (prefix != null && prefix.isEmpty()) {
+      prefix = null;
+    }
+    if (!flags.containsKey("warehouse")) {
+      throw new IllegalArgumentException("--warehouse DIR is required");
+    }
+    File warehouseDir = new File(flags.get("warehouse")).getAbsoluteFile();
+    if (!warehouseDir.isDirectory() && !warehouseDir.mkdirs()) {
+      throw new IllegalArgumentException("Cannot create warehouse " + warehouseDir);
+    }
+    String warehouse = "file://" + warehouseDir.getPath();
+
+    Map<String, String> props = new HashMap<>();
+    props.put(CatalogProperties.WAREHOUSE_LOCATION, warehouse);
+    Catalog catalog;
+    if (flags.containsKey("jdbc")) {
+      Class.forName("org.sqlite.JDBC");
+      props.put(CatalogProperties.URI, "jdbc:sqlite:" + new File(flags.get("jdbc")).getAbsolutePath());
+      props.put("jdbc.schema-version", "V1"); // V1 adds views to the JDBC catalog schema
+      props.put(CatalogProperties.CLIENT_POOL_SIZE, "1"); // SQLite: one writer at a time
+      JdbcCatalog jdbc = new JdbcCatalog(p -> newFileIO(p), null, true);
+      jdbc.initialize("dev", props);
+      catalog = jdbc;
+    } else {
+      InMemoryCatalog memory = new InMemoryCatalog();
+      memory.initialize("dev", props);
+      // InMemoryCatalog hard-wires InMemoryFileIO (metadata only in memory); put metadata files
+      // on the local warehouse instead, so engines can read them.
+      Field io = InMemoryCatalog.class.getDeclaredField("io");
+      io.setAccessible(true);
+      io.set(memory, newFileIO(props));
+      catalog = memory;
+    }
+
+    Map<String, String> defaults = new HashMap<>();
+    defaults.put(CatalogProperties.WAREHOUSE_LOCATION, warehouse);
+    CatalogRouter router =
+        new CatalogRouter(catalog, prefix, defaults, flags.containsKey("quiet"));
+
+    HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 64);
+    server.createContext("/", router);
+    server.setExecutor(Executors.newFixedThreadPool(8));
+    server.start();
+    System.out.println(
+        "dev-catalog listening on http://" + host + ":" + server.getAddress().getPort()
+            + " (warehouse " + warehouse + ", "
+            + (flags.containsKey("jdbc") ? "jdbc " + flags.get("jdbc") : "in-memory")
+            + (prefix != null ? ", prefix " + prefix : "") + ")");
+    System.out.flush();
+  }
+
+  private static LocalFileIO newFileIO(Map<String, String> props) {
+    LocalFileIO io = new LocalFileIO();
+    io.initialize(props);
+    return io;
+  }
+}

@@ -1,0 +1,93 @@
+//! Stage `accept`: hop-by-hop headers are removed before anything else is read, and a request
+//! that carries two `Authorization` or `X-Gravitino-Active-Roles` headers is refused, since the
+//! two sides could pick different ones (DESIGN.md §7).
+
+use crate::error::Refusal;
+use http::HeaderMap;
+use http::header::{self, HeaderName};
+
+/// Headers that describe one hop, never the request (RFC 9110 §7.6.1).
+const HOP_BY_HOP: [&str; 9] = [
+    "connection",
+    "keep-alive",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "proxy-connection",
+    "proxy-authorization",
+    "proxy-authenticate",
+];
+
+/// Headers icegate reads or sets itself; a `Connection` header can never remove them, so a
+/// caller cannot hide its credential or role header from icegate while the upstream sees it.
+const PROTECTED: [&str; 3] = ["authorization", "x-gravitino-active-roles", "host"];
+
+/// Removes the hop-by-hop headers, and those `Connection` names (except protected ones).
+pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .filter(|name| !PROTECTED.contains(&name.as_str()))
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in HOP_BY_HOP {
+        headers.remove(name);
+    }
+    let proxy: Vec<HeaderName> = headers.keys().filter(|k| k.as_str().starts_with("proxy-")).cloned().collect();
+    for name in proxy {
+        headers.remove(name);
+    }
+}
+
+/// 400 when a header icegate decides on appears more than once.
+pub fn check_duplicates(headers: &HeaderMap) -> Result<(), Refusal> {
+    for name in [header::AUTHORIZATION.as_str(), "x-gravitino-active-roles"] {
+        if headers.get_all(name).iter().nth(1).is_some() {
+            let shown = if name == "authorization" { "Authorization" } else { crate::roles::HEADER };
+            return Err(Refusal::bad_request(format!("header `{shown}` was sent more than once")));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connection_cannot_remove_what_icegate_reads() {
+        let mut h = HeaderMap::new();
+        h.insert("connection", "close, x-gravitino-active-roles, Authorization, x-custom".parse().unwrap());
+        h.insert("x-gravitino-active-roles", "analyst".parse().unwrap());
+        h.insert("authorization", "Basic Ym9i".parse().unwrap());
+        h.insert("x-custom", "1".parse().unwrap());
+        h.insert("keep-alive", "5".parse().unwrap());
+        h.insert("proxy-foo", "x".parse().unwrap());
+        h.insert("te", "trailers".parse().unwrap());
+        strip_hop_by_hop(&mut h);
+        assert!(h.contains_key("x-gravitino-active-roles"));
+        assert!(h.contains_key("authorization"));
+        for gone in ["x-custom", "keep-alive", "proxy-foo", "te", "connection"] {
+            assert!(!h.contains_key(gone), "{gone}");
+        }
+    }
+
+    #[test]
+    fn two_role_or_credential_headers_are_400() {
+        let mut h = HeaderMap::new();
+        h.append("x-gravitino-active-roles", "a".parse().unwrap());
+        assert!(check_duplicates(&h).is_ok());
+        h.append("x-gravitino-active-roles", "b".parse().unwrap());
+        assert_eq!(check_duplicates(&h).unwrap_err().status, 400);
+        let mut h = HeaderMap::new();
+        h.append("authorization", "Basic a".parse().unwrap());
+        h.append("authorization", "Basic b".parse().unwrap());
+        assert!(check_duplicates(&h).unwrap_err().message.contains("`Authorization`"));
+    }
+}

@@ -1,0 +1,333 @@
+//! The process configuration: a TOML file (every key optional) overridden by command-line
+//! flags, validated once at start-up (DESIGN.md §10). Documented key by key in docs/config.md.
+
+use crate::roles::OwnershipMode;
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("cannot read config file `{path}`: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("invalid config file `{path}`: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("no upstream: set `--upstream URL` or `upstream.url`")]
+    NoUpstream,
+    #[error("no policy: set `--policy PATH` or `policy`")]
+    NoPolicy,
+    #[error("invalid upstream url `{0}`: expected `http://host:port[/base]` or `https://...`")]
+    BadUpstream(String),
+    #[error("invalid `{key}`: {message}")]
+    Invalid { key: &'static str, message: String },
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub admin_listen: SocketAddr,
+    /// A path in front of `/v1` on the listener (e.g. `/iceberg`).
+    pub base_path: String,
+    pub policy: Option<PathBuf>,
+    pub upstream: Upstream,
+    pub identity: Identity,
+    pub narrowing: Narrowing,
+    pub limits: Limits,
+    pub lists: Lists,
+    pub audit: Audit,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8181)),
+            admin_listen: SocketAddr::from(([127, 0, 0, 1], 9181)),
+            base_path: String::new(),
+            policy: None,
+            upstream: Upstream::default(),
+            identity: Identity::default(),
+            narrowing: Narrowing::default(),
+            limits: Limits::default(),
+            lists: Lists::default(),
+            audit: Audit::default(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UpstreamAuth {
+    /// Forward the caller's `Authorization`.
+    #[default]
+    Passthrough,
+    /// Replace it with `upstream.service_authorization`.
+    Service,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Upstream {
+    /// `http://host:port` plus the upstream's own base path, e.g. `http://catalog:8181/iceberg`.
+    pub url: Option<String>,
+    pub auth: UpstreamAuth,
+    /// The `Authorization` value sent upstream in `service` mode.
+    pub service_authorization: Option<String>,
+    /// Separators besides `%1F` the upstream accepts in namespaces (refused in levels).
+    pub namespace_separators: Vec<String>,
+    pub connect_timeout_ms: u64,
+    /// Time to the upstream's response headers.
+    pub response_timeout_ms: u64,
+    /// Send the enforced active set upstream as `X-Gravitino-Active-Roles` (false strips it).
+    pub forward_active_roles: bool,
+}
+
+impl Default for Upstream {
+    fn default() -> Self {
+        Self {
+            url: None,
+            auth: UpstreamAuth::Passthrough,
+            service_authorization: None,
+            namespace_separators: Vec::new(),
+            connect_timeout_ms: 2_000,
+            response_timeout_ms: 30_000,
+            forward_active_roles: true,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    Simple,
+    Header,
+    Anonymous,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Identity {
+    /// Tried in order; the first that recognizes the request's credential decides.
+    pub providers: Vec<Provider>,
+    pub header: HeaderIdentity,
+}
+
+impl Default for Identity {
+    fn default() -> Self {
+        Self { providers: vec![Provider::Simple], header: HeaderIdentity::default() }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HeaderIdentity {
+    pub user_header: String,
+    pub groups_header: String,
+    /// Peers (IP addresses) allowed to set the identity headers.
+    pub trusted_peers: Vec<std::net::IpAddr>,
+}
+
+impl Default for HeaderIdentity {
+    fn default() -> Self {
+        Self {
+            user_header: "x-forwarded-user".into(),
+            groups_header: "x-forwarded-groups".into(),
+            trusted_peers: Vec::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Narrowing {
+    pub ownership: OwnershipMode,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    pub max_body_bytes: usize,
+    /// Time allowed to receive a request's headers (slowloris).
+    pub header_read_timeout_ms: u64,
+    pub max_headers: usize,
+    /// Largest header block accepted (431 beyond).
+    pub max_header_bytes: usize,
+    pub max_connections: usize,
+    /// Requests in flight at once, over all connections.
+    pub max_in_flight: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: crate::decide::DEFAULT_MAX_BODY_BYTES,
+            header_read_timeout_ms: 10_000,
+            max_headers: 100,
+            max_header_bytes: 16 * 1024,
+            max_connections: 1_024,
+            max_in_flight: 512,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Lists {
+    /// 64 hex characters: the key that wraps page tokens; must be the same on every replica.
+    /// Unset: a random key per process (tokens do not survive a restart or cross replicas).
+    pub page_token_key: Option<String>,
+    /// Upstream pages fetched at most to fill one filtered page.
+    pub max_upstream_pages: usize,
+}
+
+impl Default for Lists {
+    fn default() -> Self {
+        Self { page_token_key: None, max_upstream_pages: 10 }
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Audit {
+    /// A file to append audit lines to; unset: stdout.
+    pub file: Option<PathBuf>,
+}
+
+/// Command-line values that override the file.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    pub listen: Option<SocketAddr>,
+    pub admin_listen: Option<SocketAddr>,
+    pub upstream: Option<String>,
+    pub policy: Option<PathBuf>,
+}
+
+/// The upstream split into what the client dials and the base path it serves under.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpstreamUrl {
+    pub scheme: String,
+    pub authority: String,
+    pub base_path: String,
+}
+
+pub fn parse_upstream(url: &str) -> Result<UpstreamUrl, ConfigError> {
+    let bad = || ConfigError::BadUpstream(url.to_owned());
+    let uri: http::Uri = url.parse().map_err(|_| bad())?;
+    let scheme = uri.scheme_str().filter(|s| *s == "http" || *s == "https").ok_or_else(bad)?;
+    let authority = uri.authority().ok_or_else(bad)?.to_string();
+    if uri.query().is_some() {
+        return Err(bad());
+    }
+    let base_path = uri.path().trim_end_matches('/').to_owned();
+    Ok(UpstreamUrl { scheme: scheme.to_owned(), authority, base_path })
+}
+
+impl Config {
+    /// Reads `file` (when given), applies `overrides`, and checks what must be set.
+    pub fn load(file: Option<&Path>, overrides: Overrides) -> Result<Self, ConfigError> {
+        let mut config = match file {
+            None => Config::default(),
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+                toml::from_str(&text)
+                    .map_err(|e| ConfigError::Parse { path: path.to_owned(), message: e.to_string() })?
+            }
+        };
+        if let Some(v) = overrides.listen {
+            config.listen = v;
+        }
+        if let Some(v) = overrides.admin_listen {
+            config.admin_listen = v;
+        }
+        if let Some(v) = overrides.upstream {
+            config.upstream.url = Some(v);
+        }
+        if let Some(v) = overrides.policy {
+            config.policy = Some(v);
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        parse_upstream(self.upstream.url.as_deref().ok_or(ConfigError::NoUpstream)?)?;
+        if self.policy.is_none() {
+            return Err(ConfigError::NoPolicy);
+        }
+        if self.upstream.auth == UpstreamAuth::Service && self.upstream.service_authorization.is_none() {
+            return Err(ConfigError::Invalid {
+                key: "upstream.service_authorization",
+                message: "required when `upstream.auth` is `service`".into(),
+            });
+        }
+        if !self.base_path.is_empty() && (!self.base_path.starts_with('/') || self.base_path.ends_with('/')) {
+            return Err(ConfigError::Invalid {
+                key: "base_path",
+                message: "must start with `/` and not end with one".into(),
+            });
+        }
+        if self.identity.providers.is_empty() {
+            return Err(ConfigError::Invalid {
+                key: "identity.providers",
+                message: "name at least one provider".into(),
+            });
+        }
+        if let Some(key) = &self.lists.page_token_key
+            && crate::tokens::parse_key(key).is_none()
+        {
+            return Err(ConfigError::Invalid {
+                key: "lists.page_token_key",
+                message: "expected 64 hex characters".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The decision settings of [`crate::decide`].
+    pub fn decide_settings(&self) -> crate::decide::Settings {
+        crate::decide::Settings {
+            base_path: self.base_path.clone(),
+            namespace_separators: self.upstream.namespace_separators.clone(),
+            max_body_bytes: self.limits.max_body_bytes,
+            ownership: self.narrowing.ownership,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_alone_are_enough() {
+        let c = Config::load(
+            None,
+            Overrides {
+                upstream: Some("http://127.0.0.1:8080/iceberg".into()),
+                policy: Some("p.yaml".into()),
+                ..Overrides::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:8181");
+        assert_eq!(c.admin_listen.to_string(), "127.0.0.1:9181");
+        assert_eq!(c.identity.providers, vec![Provider::Simple]);
+        assert_eq!(c.narrowing.ownership, OwnershipMode::Always);
+        let u = parse_upstream(c.upstream.url.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            (u.scheme.as_str(), u.authority.as_str(), u.base_path.as_str()),
+            ("http", "127.0.0.1:8080", "/iceberg")
+        );
+    }
+
+    #[test]
+    fn unknown_keys_and_missing_settings_are_errors() {
+        assert!(toml::from_str::<Config>("listn = \"x\"").is_err());
+        assert!(toml::from_str::<Config>("[upstream]\nurl = \"http://x\"\nauth = \"magic\"").is_err());
+        assert!(matches!(Config::load(None, Overrides::default()), Err(ConfigError::NoUpstream)));
+        assert!(parse_upstream("ftp://x").is_err());
+        assert!(parse_upstream("http://x?y=1").is_err());
+    }
+}

@@ -1,0 +1,86 @@
+//! The upstream client: pooled keep-alive HTTP/1.1 to the catalog, with the connect and
+//! response timeouts that are always on; failures become 502 and 504 (DESIGN.md §7).
+
+use crate::config::{Upstream as UpstreamConfig, UpstreamUrl};
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use std::time::Duration;
+use thiserror::Error;
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+/// Bodies icegate sends: streamed through, or its own.
+pub type Body = BoxBody<Bytes, BoxError>;
+
+#[derive(Debug, Error)]
+pub enum ForwardError {
+    #[error("upstream is unreachable: {0}")]
+    Unreachable(String),
+    #[error("upstream did not answer within {0} ms")]
+    Timeout(u64),
+    #[error("cannot build the upstream request: {0}")]
+    Request(String),
+}
+
+impl ForwardError {
+    pub fn status(&self) -> u16 {
+        match self {
+            Self::Timeout(_) => 504,
+            _ => 502,
+        }
+    }
+}
+
+/// The upstream catalog and a pool of connections to it.
+#[derive(Clone, Debug)]
+pub struct Upstream {
+    client: Client<HttpConnector, Body>,
+    url: UpstreamUrl,
+    response_timeout_ms: u64,
+}
+
+impl Upstream {
+    pub fn new(url: UpstreamUrl, config: &UpstreamConfig) -> Self {
+        let mut connector = HttpConnector::new();
+        connector.set_connect_timeout(Some(Duration::from_millis(config.connect_timeout_ms)));
+        connector.set_nodelay(true);
+        let client = Client::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(60)).build(connector);
+        Self { client, url, response_timeout_ms: config.response_timeout_ms }
+    }
+
+    /// The upstream URI for a canonical path (after icegate's base path) and query.
+    pub fn uri(&self, path: &str, query: &str) -> Result<http::Uri, ForwardError> {
+        let q = if query.is_empty() { String::new() } else { format!("?{query}") };
+        format!("{}://{}{}{path}{q}", self.url.scheme, self.url.authority, self.url.base_path)
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| ForwardError::Request(e.to_string()))
+    }
+
+    pub fn authority(&self) -> &str {
+        &self.url.authority
+    }
+
+    /// Sends `request` and waits for the response head within the response timeout.
+    pub async fn send(&self, request: http::Request<Body>) -> Result<http::Response<Incoming>, ForwardError> {
+        let timeout = Duration::from_millis(self.response_timeout_ms);
+        match tokio::time::timeout(timeout, self.client.request(request)).await {
+            Err(_) => Err(ForwardError::Timeout(self.response_timeout_ms)),
+            Ok(Err(e)) => Err(ForwardError::Unreachable(error_chain(&e))),
+            Ok(Ok(response)) => Ok(response),
+        }
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}

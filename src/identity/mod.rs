@@ -1,0 +1,120 @@
+//! Identify the caller (DESIGN.md §6): providers are tried in order; the first that recognizes
+//! the request's credential decides, and a credential that is present but invalid is 401,
+//! never a fall-through to a weaker provider.
+
+mod anonymous;
+mod header;
+mod simple;
+
+use crate::config::{Identity, Provider};
+use crate::roles::Principal;
+use http::HeaderMap;
+use std::net::IpAddr;
+use thiserror::Error;
+
+/// Why a request is not authenticated (401).
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum IdentityError {
+    #[error("no credential: send `Authorization: Basic ...`{0}")]
+    Missing(&'static str),
+    #[error("invalid credential: {0}")]
+    Invalid(String),
+    #[error("identity header `{0}` is accepted only from a trusted peer")]
+    UntrustedPeer(String),
+}
+
+/// What a provider made of a request.
+enum Recognized {
+    /// Not this provider's kind of credential: try the next.
+    No,
+    Yes(Principal),
+}
+
+/// Who is calling, from the request's headers and peer.
+pub fn identify(config: &Identity, headers: &HeaderMap, peer: IpAddr) -> Result<Principal, IdentityError> {
+    for provider in &config.providers {
+        let outcome = match provider {
+            Provider::Simple => simple::recognize(headers)?,
+            Provider::Header => header::recognize(&config.header, headers, peer)?,
+            Provider::Anonymous => anonymous::recognize(headers),
+        };
+        if let Recognized::Yes(principal) = outcome {
+            return Ok(principal);
+        }
+    }
+    // Identity headers from a peer no header provider trusts are refused, not ignored.
+    if !config.providers.contains(&Provider::Header) {
+        for name in [&config.header.user_header, &config.header.groups_header] {
+            if headers.contains_key(name.as_str()) {
+                return Err(IdentityError::UntrustedPeer(name.clone()));
+            }
+        }
+    }
+    Err(IdentityError::Missing(""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::HeaderIdentity;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(http::HeaderName::from_bytes(k.as_bytes()).unwrap(), v.parse().unwrap());
+        }
+        h
+    }
+
+    const LOCAL: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+
+    fn config(providers: Vec<Provider>) -> Identity {
+        Identity { providers, header: HeaderIdentity { trusted_peers: vec![LOCAL], ..HeaderIdentity::default() } }
+    }
+
+    #[test]
+    fn simple_takes_the_user_before_the_first_colon() {
+        let c = config(vec![Provider::Simple]);
+        // alice:pw:with:colons
+        let p = identify(&c, &headers(&[("authorization", "Basic YWxpY2U6cHc6d2l0aDpjb2xvbnM=")]), LOCAL).unwrap();
+        assert_eq!(p.user, "alice");
+        // "bob" without a colon is the user itself
+        assert_eq!(identify(&c, &headers(&[("authorization", "Basic Ym9i")]), LOCAL).unwrap().user, "bob");
+        for bad in ["Basic !!!", "Basic ", "Basic Og==", "Basic /w=="] {
+            assert!(
+                matches!(identify(&c, &headers(&[("authorization", bad)]), LOCAL), Err(IdentityError::Invalid(_))),
+                "{bad}"
+            );
+        }
+        assert!(matches!(identify(&c, &headers(&[]), LOCAL), Err(IdentityError::Missing(_))));
+        // a bearer token is not a simple credential, and nothing else recognizes it
+        assert!(identify(&c, &headers(&[("authorization", "Bearer None")]), LOCAL).is_err());
+    }
+
+    #[test]
+    fn header_identity_needs_a_trusted_peer() {
+        let c = config(vec![Provider::Header, Provider::Simple]);
+        let h = headers(&[("x-forwarded-user", "carol"), ("x-forwarded-groups", "hr, eng")]);
+        let p = identify(&c, &h, LOCAL).unwrap();
+        assert_eq!((p.user.as_str(), p.groups.clone()), ("carol", vec!["hr".to_owned(), "eng".to_owned()]));
+        let other: IpAddr = "10.0.0.9".parse().unwrap();
+        assert!(matches!(identify(&c, &h, other), Err(IdentityError::UntrustedPeer(_))));
+        // a simple-only setup refuses spoofed identity headers outright
+        let c = config(vec![Provider::Simple]);
+        let h = headers(&[("x-forwarded-user", "admin"), ("authorization", "Basic Ym9i")]);
+        assert_eq!(identify(&c, &h, LOCAL).unwrap().user, "bob", "a valid credential decides first");
+        let h = headers(&[("x-forwarded-user", "admin")]);
+        assert!(matches!(identify(&c, &h, LOCAL), Err(IdentityError::UntrustedPeer(_))));
+    }
+
+    #[test]
+    fn anonymous_only_without_a_credential() {
+        let c = config(vec![Provider::Simple, Provider::Anonymous]);
+        assert_eq!(identify(&c, &headers(&[]), LOCAL).unwrap().user, "anonymous");
+        assert!(identify(&c, &headers(&[("authorization", "Basic !!")]), LOCAL).is_err(), "invalid is never anonymous");
+        assert!(
+            identify(&c, &headers(&[("authorization", "Bearer x")]), LOCAL).is_err(),
+            "an unrecognized credential is not absent"
+        );
+    }
+}

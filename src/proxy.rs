@@ -1,0 +1,261 @@
+//! The request path (DESIGN.md §1), top to bottom in one function: accept → identify → parse
+//! → classify → narrow → authorize what the path decides → inspect → authorize what the body
+//! adds → forward → rewrite. The first stage that refuses answers; the decision state is
+//! loaded once and every stage reads that one value.
+
+use crate::decide::{self, PathCheck, Stop};
+use crate::error::{self, Refusal};
+use crate::forward::Body;
+use crate::iceberg::list::ListKind;
+use crate::iceberg::routes::{self, Route};
+use crate::iceberg::{OperationId, body as iceberg_body};
+use crate::inspect::{self, RequestBody};
+use crate::outbound::{self, Outbound};
+use crate::policy::authorize::{self, Scope};
+use crate::rewrite;
+use crate::state::{DecisionState, Shared};
+use crate::{accept, identity};
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Empty, Full};
+use hyper::body::Incoming;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+/// Serves one request.
+pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: IpAddr) -> Response<Body> {
+    let state = shared.state.load_full();
+    match pipeline(&shared, &state, request, peer).await {
+        Ok(response) => response,
+        Err(stop) => {
+            tracing::debug!(status = stop.refusal.status, reason = %stop.reason, "refused");
+            error::response(&stop.refusal)
+        }
+    }
+}
+
+async fn pipeline(
+    shared: &Shared,
+    state: &DecisionState,
+    request: Request<Incoming>,
+    peer: IpAddr,
+) -> Result<Response<Body>, Stop> {
+    let snap = &state.snapshot;
+    let settings = &shared.settings;
+    let (mut parts, body) = request.into_parts();
+
+    // accept
+    accept::strip_hop_by_hop(&mut parts.headers);
+    accept::check_duplicates(&parts.headers).map_err(|r| Stop::plain(r, None))?;
+    if parts.uri.scheme().is_some() {
+        return Err(Stop::plain(Refusal::bad_request("an absolute-form request target is not accepted"), None));
+    }
+    let target = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
+    let method = parts.method.as_str().to_owned();
+    if routes::is_get_token(&method, &target, &settings.base_path) {
+        return forward_token_request(shared, parts, body).await;
+    }
+
+    // identify
+    let principal = identity::identify(&shared.config.identity, &parts.headers, peer)
+        .map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+
+    // parse
+    let roles_header = parts.headers.get("x-gravitino-active-roles").map(HeaderValue::as_bytes);
+    let (route, header) = decide::parse_stage(settings, &method, &target, roles_header, |route, token| {
+        shared.tokens.open(&token_binding(&principal.user, route), token)
+    })?;
+
+    // classify
+    let (route, catalog) = decide::classify_stage(snap, &method, route.as_ref())?;
+    let op = route.operation;
+
+    // narrow
+    let narrowed = decide::narrow_stage(snap, settings, &principal, &header, op)?;
+    let Some(narrowed) = narrowed else {
+        // getConfig: only the user check applies; no active set was enforced, so none is sent.
+        let out = Outbound {
+            method: &parts.method,
+            path: &route.canonical_path,
+            query: &route.query.canonical(),
+            user: &principal.user,
+            active_roles: None,
+            strip_delegation: false,
+        };
+        let response = send(shared, &parts.headers, &out, Empty::new().map_err(|never| match never {}).boxed()).await?;
+        return rewrite_response(shared, route, None, response, |_| true, &parts.headers, &out).await;
+    };
+    let subject = narrowed.subject(&principal.user);
+    let request = decide::request_of(route, catalog);
+
+    // authorize what the path decides (with the lookup step of 403-or-404)
+    match decide::authorize_path_stage(snap, &subject, route, &request)? {
+        PathCheck::Allow(_) => {}
+        PathCheck::AskExistence(reason) => {
+            let missing = upstream_says_missing(shared, &parts.headers, route).await;
+            return Err(decide::existence_answer(route, reason, missing));
+        }
+    }
+
+    // inspect
+    let body = inspect::read(op, &parts.headers, body, settings.max_body_bytes)
+        .await
+        .map_err(|e| Stop::plain(e.refusal(), Some(op)))?;
+
+    // authorize what the body adds
+    if let RequestBody::Buffered(bytes) = &body {
+        let parsed = iceberg_body::inspect(route, bytes, &settings.namespace_separators)
+            .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+        decide::authorize_body_stage(snap, &subject, route, &request, &parsed)?;
+    }
+
+    // forward
+    let scope = authorize::credential_scope(snap, &subject, &request);
+    let service = shared.config.upstream.auth == crate::config::UpstreamAuth::Service;
+    let strip_delegation = scope.is_some_and(|s| s.narrowed < s.unnarrowed || (service && s.narrowed == Scope::Read));
+    let query = route.query.canonical();
+    let out = Outbound {
+        method: &parts.method,
+        path: &route.canonical_path,
+        query: &query,
+        user: &principal.user,
+        active_roles: narrowed.upstream_header.as_deref(),
+        strip_delegation,
+    };
+    let upstream_body = match body {
+        RequestBody::Buffered(bytes) => Full::new(bytes).map_err(|never| match never {}).boxed(),
+        RequestBody::Stream(incoming) => incoming.map_err(|e| Box::new(e) as crate::forward::BoxError).boxed(),
+    };
+    let response = send(shared, &parts.headers, &out, upstream_body).await?;
+
+    // rewrite
+    let mut entries =
+        ListKind::for_operation(op).map(|kind| authorize::EntryFilter::new(snap, &subject, catalog, kind));
+    let visible = |entry: &crate::iceberg::list::Entry| entries.as_mut().is_some_and(|f| f.visible(entry));
+    rewrite_response(shared, route, scope.map(|s| s.narrowed), response, visible, &parts.headers, &out).await
+}
+
+/// Binds a page token to the caller and the list it came from.
+fn token_binding(user: &str, route: &Route) -> String {
+    let ns = route.namespace.as_ref().map(ToString::to_string).unwrap_or_default();
+    let parent = route.query.parent.as_ref().map(ToString::to_string).unwrap_or_default();
+    format!("{user}\n{}\n{}\n{ns}\n{parent}", route.prefix.as_deref().unwrap_or_default(), route.operation)
+}
+
+async fn send(shared: &Shared, caller: &HeaderMap, out: &Outbound<'_>, body: Body) -> Result<Response<Incoming>, Stop> {
+    let request = outbound::build(shared, caller, out, body).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    shared.upstream.send(request).await.map_err(|e| Stop::plain(Refusal::from(&e), None))
+}
+
+/// getToken goes upstream as it came, after hop-by-hop removal (DESIGN.md §4).
+async fn forward_token_request(
+    shared: &Shared,
+    parts: http::request::Parts,
+    body: Incoming,
+) -> Result<Response<Body>, Stop> {
+    let (path, query) = parts.uri.path_and_query().map_or(("/", ""), |pq| (pq.path(), pq.query().unwrap_or_default()));
+    let path = path.strip_prefix(shared.settings.base_path.as_str()).unwrap_or(path);
+    let uri = shared.upstream.uri(path, query).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    let mut request = Request::builder().method(parts.method.clone()).uri(uri);
+    for (name, value) in &parts.headers {
+        if name != http::header::HOST {
+            request = request.header(name, value);
+        }
+    }
+    let request = request
+        .body(body.map_err(|e| Box::new(e) as crate::forward::BoxError).boxed())
+        .map_err(|e| Stop::plain(Refusal::new(502, "BadGatewayException", e.to_string()), None))?;
+    let response = shared.upstream.send(request).await.map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    let (mut head, body) = response.into_parts();
+    accept::strip_hop_by_hop(&mut head.headers);
+    head.headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(Response::from_parts(head, body.map_err(|e| Box::new(e) as crate::forward::BoxError).boxed()))
+}
+
+/// The lookup step of 403-or-404: a HEAD for the object; only a 404 means missing.
+async fn upstream_says_missing(shared: &Shared, caller: &HeaderMap, route: &Route) -> bool {
+    let head = http::Method::HEAD;
+    let out = Outbound {
+        method: &head,
+        path: &route.canonical_path,
+        query: "",
+        user: "",
+        active_roles: None,
+        strip_delegation: true,
+    };
+    let Ok(request) =
+        outbound::build(shared, &strip_idempotency(caller), &out, Empty::new().map_err(|never| match never {}).boxed())
+    else {
+        return false;
+    };
+    matches!(shared.upstream.send(request).await, Ok(r) if r.status() == StatusCode::NOT_FOUND)
+}
+
+fn strip_idempotency(headers: &HeaderMap) -> HeaderMap {
+    let mut h = headers.clone();
+    h.remove("idempotency-key");
+    h.remove(http::header::CONTENT_LENGTH);
+    h.remove(http::header::CONTENT_TYPE);
+    h
+}
+
+/// Stage `rewrite`.
+async fn rewrite_response(
+    shared: &Shared,
+    route: &Route,
+    scope: Option<Scope>,
+    response: Response<Incoming>,
+    visible: impl FnMut(&crate::iceberg::list::Entry) -> bool,
+    caller: &HeaderMap,
+    out: &Outbound<'_>,
+) -> Result<Response<Body>, Stop> {
+    let op = route.operation;
+    let (mut head, body) = response.into_parts();
+    accept::strip_hop_by_hop(&mut head.headers);
+    if scope.is_some() || op == OperationId::GetConfig {
+        head.headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    let fail = |e: rewrite::RewriteError| Stop::plain(Refusal::from(&e), Some(op));
+    let kind = ListKind::for_operation(op);
+    let rewritten: Option<Bytes> = if head.status.is_client_error() || head.status.is_server_error() {
+        Some(rewrite::strip_stack(rewrite::collect(body).await.map_err(fail)?))
+    } else if let (Some(kind), true) = (kind, head.status == StatusCode::OK) {
+        let first = rewrite::collect(body).await.map_err(fail)?;
+        let binding = token_binding(out.user, route);
+        let fetch = |token: String, size: Option<u32>| {
+            let mut route = route.clone();
+            route.query.page_token = Some(token);
+            if size.is_some() {
+                route.query.page_size = size;
+            }
+            async move {
+                let query = route.query.canonical();
+                let next = Outbound { query: &query, ..*out };
+                let empty = Empty::new().map_err(|never| match never {}).boxed();
+                let response = send(shared, caller, &next, empty)
+                    .await
+                    .map_err(|s| rewrite::RewriteError::Read(s.refusal.message))?;
+                let status = response.status().as_u16();
+                Ok((status, rewrite::collect(response.into_body()).await?))
+            }
+        };
+        let read = rewrite::ListRead {
+            kind,
+            separators: &shared.settings.namespace_separators,
+            page_size: route.query.page_size,
+            max_pages: shared.config.lists.max_upstream_pages,
+        };
+        let filtered = rewrite::filter_list(read, first, visible, fetch, |t| shared.tokens.seal(&binding, t))
+            .await
+            .map_err(fail)?;
+        Some(Bytes::from(filtered.body))
+    } else if op == OperationId::GetConfig && head.status == StatusCode::OK {
+        let bytes = rewrite::collect(body).await.map_err(fail)?;
+        Some(rewrite::clean_config(&bytes).map_err(fail)?)
+    } else {
+        return Ok(Response::from_parts(head, body.map_err(|e| Box::new(e) as crate::forward::BoxError).boxed()));
+    };
+    let bytes = rewritten.unwrap_or_default();
+    head.headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+    Ok(Response::from_parts(head, Full::new(bytes).map_err(|never| match never {}).boxed()))
+}

@@ -1,0 +1,182 @@
+//! Stage `rewrite`: what icegate changes in an upstream response before the caller sees it —
+//! lists filtered to what the caller may see (fetching further pages to fill a short one) with
+//! their page tokens sealed, `stack` traces removed from errors, `no-store` on responses that
+//! may carry credentials.
+
+use crate::iceberg::list::{self, Entry, ListError, ListKind};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use thiserror::Error;
+
+/// The most of an upstream body icegate buffers to rewrite it.
+pub const MAX_REWRITE_BYTES: usize = 64 * 1024 * 1024;
+/// Pages followed when the caller sent no `pageSize` (the whole list), as a last bound.
+pub const MAX_PAGES_WITHOUT_SIZE: usize = 10_000;
+
+#[derive(Debug, Error)]
+pub enum RewriteError {
+    #[error("upstream response could not be read: {0}")]
+    Read(String),
+    #[error(transparent)]
+    List(#[from] ListError),
+    #[error("upstream answered a follow-up page with status {0}")]
+    FollowUp(u16),
+}
+
+/// Buffers an upstream body, bounded.
+pub async fn collect(body: Incoming) -> Result<Bytes, RewriteError> {
+    Limited::new(body, MAX_REWRITE_BYTES)
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .map_err(|e| RewriteError::Read(e.to_string()))
+}
+
+/// An upstream error body without its `stack` (JSON errors only; anything else is unchanged).
+pub fn strip_stack(bytes: Bytes) -> Bytes {
+    let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(&bytes) else { return bytes };
+    let mut changed = false;
+    if let Some(error) = value.get_mut("error").and_then(serde_json::Value::as_object_mut) {
+        changed |= error.remove("stack").is_some();
+    }
+    if let Some(top) = value.as_object_mut() {
+        changed |= top.remove("stack").is_some();
+    }
+    if !changed {
+        return bytes;
+    }
+    serde_json::to_vec(&value).map(Bytes::from).unwrap_or(bytes)
+}
+
+/// One filtered list response, possibly made of several upstream pages.
+#[derive(Debug)]
+pub struct Filtered {
+    pub body: Vec<u8>,
+    pub hidden: usize,
+}
+
+/// Filters a list. `first` is the upstream's first page; `fetch(token, size)` asks for the next
+/// page; `seal` wraps the upstream token the caller gets back. With `page_size`, pages are
+/// fetched until the page is full, the upstream has no more, or `max_pages` were read; the
+/// follow-up asks only for what is missing, so no visible entry is skipped. Without it, every
+/// page is followed.
+/// How one list is read: its kind, the upstream's separators, the caller's `pageSize`, and
+/// the refill bound.
+#[derive(Clone, Copy, Debug)]
+pub struct ListRead<'a> {
+    pub kind: ListKind,
+    pub separators: &'a [String],
+    pub page_size: Option<u32>,
+    pub max_pages: usize,
+}
+
+pub async fn filter_list<F, Fut>(
+    read: ListRead<'_>,
+    first: Bytes,
+    mut visible: impl FnMut(&Entry) -> bool,
+    mut fetch: F,
+    seal: impl Fn(&str) -> Option<String>,
+) -> Result<Filtered, RewriteError>
+where
+    F: FnMut(String, Option<u32>) -> Fut,
+    Fut: std::future::Future<Output = Result<(u16, Bytes), RewriteError>>,
+{
+    let ListRead { kind, separators, page_size, max_pages } = read;
+    let mut page = list::filter(kind, &first, separators, &mut visible)?;
+    let limit = if page_size.is_some() { max_pages } else { MAX_PAGES_WITHOUT_SIZE };
+    let mut pages = 1;
+    loop {
+        let missing = page_size.map(|n| (n as usize).saturating_sub(page.len()));
+        let Some(token) = page.next_page_token().map(str::to_owned) else { break };
+        if missing == Some(0) || pages >= limit {
+            break;
+        }
+        let (status, bytes) = fetch(token, missing.and_then(|m| u32::try_from(m).ok())).await?;
+        if status != 200 {
+            return Err(RewriteError::FollowUp(status));
+        }
+        page.append(list::filter(kind, &bytes, separators, &mut visible)?);
+        pages += 1;
+    }
+    let next = page.next_page_token().and_then(&seal);
+    let body = page.render(kind, next.as_deref());
+    let hidden = page.hidden();
+    Ok(Filtered { body, hidden })
+}
+
+/// `config` keys that are credentials (DESIGN.md §4 getConfig row); prefixes end with `.`.
+const CREDENTIAL_KEYS: [&str; 9] = [
+    "s3.access-key-id",
+    "s3.secret-access-key",
+    "s3.session-token",
+    "client.access-key-id",
+    "client.secret-access-key",
+    "client.session-token",
+    "gcs.oauth2.token",
+    "adls.sas-token.",
+    "adls.auth.shared-key.",
+];
+
+/// Whether a getConfig `defaults`/`overrides` key is removed: `uri` would send clients around
+/// icegate, `token` would let them authenticate as icegate, `namespace-separator` would make
+/// them use a separator icegate refuses; credentials never leave.
+fn removed_config_key(key: &str) -> bool {
+    matches!(key, "uri" | "token" | "namespace-separator")
+        || CREDENTIAL_KEYS.iter().any(|c| if c.ends_with('.') { key.starts_with(c) } else { key == *c })
+}
+
+/// An endpoint the catalog advertises, kept only when icegate classifies it.
+fn classified_endpoint(endpoint: &str) -> bool {
+    let Some((method, path)) = endpoint.split_once(' ') else { return false };
+    let concrete = path
+        .replace("{prefix}", "p")
+        .replace("{namespace}", "n")
+        .replace("{table}", "t")
+        .replace("{view}", "v")
+        .replace("{function}", "f")
+        .replace("{plan-id}", "i");
+    matches!(
+        crate::iceberg::routes::classify(method, &concrete, &crate::iceberg::routes::RouteOptions::default()),
+        Ok(crate::iceberg::routes::Classified::Route(_))
+    )
+}
+
+/// A getConfig response cleaned as DESIGN.md §4 says.
+pub fn clean_config(bytes: &[u8]) -> Result<Bytes, RewriteError> {
+    let invalid = |why: &str| RewriteError::List(ListError::Shape(format!("config response: {why}")));
+    let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| invalid(&e.to_string()))?;
+    let top = value.as_object_mut().ok_or_else(|| invalid("not an object"))?;
+    for key in ["defaults", "overrides"] {
+        if let Some(map) = top.get_mut(key).and_then(serde_json::Value::as_object_mut) {
+            map.retain(|k, _| !removed_config_key(k));
+        }
+    }
+    if let Some(endpoints) = top.get_mut("endpoints").and_then(serde_json::Value::as_array_mut) {
+        endpoints.retain(|e| e.as_str().is_some_and(classified_endpoint));
+    }
+    serde_json::to_vec(&value).map(Bytes::from).map_err(|e| invalid(&e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_loses_what_would_bypass_icegate() {
+        let body = br#"{"defaults":{"uri":"http://catalog","warehouse":"w","s3.secret-access-key":"x","adls.sas-token.acct":"y","header.X":"1"},"overrides":{"token":"t","namespace-separator":"%2E","prefix":"p"},"endpoints":["GET /v1/{prefix}/namespaces","POST /v1/{prefix}/magic"]}"#;
+        let v: serde_json::Value = serde_json::from_slice(&clean_config(body).unwrap()).unwrap();
+        assert_eq!(v["defaults"], serde_json::json!({"warehouse":"w","header.X":"1"}));
+        assert_eq!(v["overrides"], serde_json::json!({"prefix":"p"}));
+        assert_eq!(v["endpoints"], serde_json::json!(["GET /v1/{prefix}/namespaces"]));
+        assert!(clean_config(b"nope").is_err());
+    }
+
+    #[test]
+    fn stack_traces_are_removed_from_errors() {
+        let body = Bytes::from_static(br#"{"error":{"message":"m","type":"T","code":500,"stack":["at x"]}}"#);
+        let out: serde_json::Value = serde_json::from_slice(&strip_stack(body)).unwrap();
+        assert!(out["error"].get("stack").is_none());
+        assert_eq!(strip_stack(Bytes::from_static(b"plain")), Bytes::from_static(b"plain"));
+    }
+}

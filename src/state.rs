@@ -1,0 +1,59 @@
+//! What the serving pipeline shares: the decision state behind one `ArcSwap` (loaded once per
+//! request, so a request never sees two policies), and the process-lifetime pieces.
+
+use crate::config::Config;
+use crate::decide::Settings;
+use crate::forward::Upstream;
+use crate::policy::Snapshot;
+use crate::tokens::TokenCodec;
+use arc_swap::ArcSwap;
+use std::sync::Arc;
+
+/// Everything a decision reads, as one immutable value. A reload builds a new one and
+/// publishes it with one `store`.
+#[derive(Debug)]
+pub struct DecisionState {
+    pub snapshot: Snapshot,
+    /// 1 for the first snapshot, +1 per successful reload.
+    pub generation: u64,
+}
+
+/// The serving process's shared pieces.
+#[derive(Debug)]
+pub struct Shared {
+    pub state: ArcSwap<DecisionState>,
+    pub config: Config,
+    pub settings: Settings,
+    pub upstream: Upstream,
+    pub tokens: TokenCodec,
+    /// Keys `Idempotency-Key` per user, so one user's key never replays another's response.
+    pub idempotency_secret: [u8; 32],
+}
+
+impl Shared {
+    pub fn new(config: Config, snapshot: Snapshot, upstream: Upstream) -> Arc<Self> {
+        let key = config.lists.page_token_key.as_deref().and_then(crate::tokens::parse_key);
+        let tokens = key.map_or_else(TokenCodec::random, TokenCodec::new);
+        // Derived from the shared key when set, so every replica maps a user's key alike.
+        let idempotency_secret = match key {
+            Some(k) => {
+                use sha2::Digest;
+                sha2::Sha256::new().chain_update(b"icegate idempotency\0").chain_update(k).finalize().into()
+            }
+            None => rand_secret(),
+        };
+        Arc::new(Self {
+            state: ArcSwap::from_pointee(DecisionState { snapshot, generation: 1 }),
+            settings: config.decide_settings(),
+            config,
+            upstream,
+            tokens,
+            idempotency_secret,
+        })
+    }
+}
+
+fn rand_secret() -> [u8; 32] {
+    use chacha20poly1305::aead::{KeyInit, OsRng};
+    chacha20poly1305::ChaCha20Poly1305::generate_key(&mut OsRng).into()
+}
