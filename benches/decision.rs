@@ -9,7 +9,9 @@ use criterion::{BatchSize, Criterion, SamplingMode};
 use icegate::iceberg::list::{Entry, ListKind};
 use icegate::iceberg::{Namespace, OperationId, TableIdent};
 use icegate::policy::Snapshot;
-use icegate::policy::authorize::{Reason, Request, Verdict, authorize_path, credential_scope, entry_visible};
+use icegate::policy::authorize::{
+    EntryFilter, Reason, Request, Verdict, authorize_path, credential_scope, entry_visible,
+};
 use icegate::policy::load::{Loaded, Source, build, load_sources, parse};
 use icegate::roles::{ActiveRoles, Narrowed, OwnershipMode, Principal, check_user, narrow, parse_header};
 use std::collections::HashSet;
@@ -495,10 +497,12 @@ fn main() {
         let id = check_user(snap, black_box(&principal)).unwrap();
         black_box(narrow(snap, &principal, id, &h, OwnershipMode::Always).unwrap())
     };
+    // As the proxy and explain filter a list: one EntryFilter per response.
     let filter = |subject, catalog: &str, entries: &[Entry]| {
+        let mut decide = EntryFilter::new(snap, subject, catalog, ListKind::Tables);
         let mut shown = 0usize;
         for e in entries {
-            if entry_visible(snap, subject, catalog, ListKind::Tables, black_box(e)) {
+            if decide.visible(black_box(e)) {
                 shown += 1;
             }
         }

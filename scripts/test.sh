@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Runs every test icegate has: lints, unit tests, the integration binary (conformance cases of
-# ../shared/conformance, the OpenAPI route coverage, property and differential tests, CLI),
-# and a compile check of the benchmarks. Long benchmarks and fuzzing are separate commands.
+# Runs every test icegate has: lints; unit tests and the integration binary (the conformance
+# cases of ../shared/conformance, OpenAPI route coverage, property and differential tests, the
+# serving path against an in-process fake upstream, CLI); the dev catalog's smoke test; the end
+# to end test with PyIceberg through icegate; and a build of the benchmarks. Long benchmarks
+# and fuzzing are separate commands (see the README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo clippy --locked --all-targets -- -D warnings
 cargo test --locked
 cargo bench --locked --no-run
+bash deploy/dev-catalog/smoke.sh
+bash tests/e2e/run.sh

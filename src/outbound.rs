@@ -15,8 +15,12 @@ fn replaced(name: &HeaderName, shared: &Shared) -> bool {
         || n == "authorization"
         || n == "x-gravitino-active-roles"
         || n == "idempotency-key"
-        || n == shared.config.identity.header.user_header
-        || n == shared.config.identity.header.groups_header
+        // icegate reads lists, getConfig and error bodies; a compressed one could not be
+        // filtered (502) or cleaned of its `stack`, so the upstream is asked for plain bytes.
+        || n == "accept-encoding"
+        // names are lower case here but the config may spell them in any case
+        || n.eq_ignore_ascii_case(&shared.config.identity.header.user_header)
+        || n.eq_ignore_ascii_case(&shared.config.identity.header.groups_header)
 }
 
 /// `Idempotency-Key` bound to the user: a keyed hash of user and key, formatted as a UUID

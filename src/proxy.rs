@@ -47,7 +47,8 @@ async fn pipeline(
     // accept
     accept::strip_hop_by_hop(&mut parts.headers);
     accept::check_duplicates(&parts.headers).map_err(|r| Stop::plain(r, None))?;
-    if parts.uri.scheme().is_some() {
+    // HTTP/2 always carries `:scheme` and `:authority`, so only an HTTP/1 target can be absolute.
+    if parts.version < http::Version::HTTP_2 && parts.uri.scheme().is_some() {
         return Err(Stop::plain(Refusal::bad_request("an absolute-form request target is not accepted"), None));
     }
     let target = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();

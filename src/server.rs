@@ -73,6 +73,9 @@ pub async fn serve(
             drop(permit);
         });
     }
+    // Closed now, not after the grace period: new connections are refused at once (a balancer
+    // retries them elsewhere) instead of waiting in the backlog for a server that is leaving.
+    drop(listener);
     if tokio::time::timeout(grace, graceful.shutdown()).await.is_err() {
         tracing::warn!("grace period over with requests still in flight");
     }

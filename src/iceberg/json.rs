@@ -43,12 +43,18 @@ pub fn check_strict(bytes: &[u8]) -> Result<(), JsonError> {
     if text.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
         return Err(JsonError::Empty);
     }
+    check_strict_nested(text, 0)
+}
+
+/// [`check_strict`] for a value that sits `depth` containers deep in a larger document (a raw
+/// value cut out of it), so that the whole document's depth bound still holds.
+pub fn check_strict_nested(text: &str, depth: usize) -> Result<(), JsonError> {
     let reason = Cell::new(None);
     let mut de = serde_json::Deserializer::from_str(text);
     // The depth bound is ours, enforced before each descent; serde_json's own limit of 128
     // would only reject legitimate schemas.
     de.disable_recursion_limit();
-    if let Err(err) = (Walk { depth: 0, reason: &reason }).deserialize(&mut de) {
+    if let Err(err) = (Walk { depth, reason: &reason }).deserialize(&mut de) {
         return Err(reason.take().unwrap_or_else(|| classify(&err)));
     }
     de.end().map_err(|_| JsonError::TrailingData)
@@ -176,8 +182,10 @@ impl<'de> Visitor<'de> for Walk<'_> {
     }
 }
 
-/// A decoded object key, borrowed when it has no escapes.
-struct Key;
+/// A seed for a decoded object key, borrowed when it has no escapes, for visitors that must
+/// compare keys as [`check_strict`] does.
+#[derive(Clone, Copy, Debug)]
+pub struct Key;
 
 impl<'de> DeserializeSeed<'de> for Key {
     type Value = Cow<'de, str>;

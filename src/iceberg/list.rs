@@ -4,11 +4,15 @@
 //! envelope passes through raw, so filtering costs a strict check and one streaming pass, with
 //! no re-serialization of what passes through (DESIGN.md §4 "Lists").
 
+mod entry;
+
 use super::json::{self, JsonError};
 use super::{Namespace, OperationId, TableIdent};
-use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::error::Category;
 use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::cell::Cell;
 use std::fmt;
 use thiserror::Error;
 
@@ -205,25 +209,41 @@ fn push_string(out: &mut Vec<u8>, s: &str) {
 
 /// Reads an upstream list response of `kind` and keeps the entries `keep` accepts. An entry
 /// without a name icegate could authorize (wrong shape, a level with `.`) is hidden without
-/// asking `keep`.
+/// asking `keep`. The response is held to [`json::check_strict`] as a whole, checked piece by
+/// piece as it streams by, so that the document is not walked twice.
 pub fn filter(
     kind: ListKind,
     bytes: &[u8],
     separators: &[String],
     mut keep: impl FnMut(&Entry) -> bool,
 ) -> Result<ListPage, ListError> {
-    json::check_strict(bytes)?;
+    let text = std::str::from_utf8(bytes).map_err(|_| JsonError::InvalidUtf8)?;
+    if text.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+        return Err(JsonError::Empty.into());
+    }
     let mut page = ListPage::default();
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    // check_strict bounded the depth; serde_json's own limit would refuse deep extra fields
+    let reason = Cell::new(None);
+    let mut de = serde_json::Deserializer::from_str(text);
+    // raw values are captured without recursion, and each is then walked within the depth bound
     de.disable_recursion_limit();
-    let envelope = Envelope { kind, separators, keep: &mut keep, page: &mut page };
-    envelope.deserialize(&mut de).map_err(|e| ListError::Shape(e.to_string()))?;
+    let envelope = Envelope { kind, separators, keep: &mut keep, page: &mut page, reason: &reason };
+    if let Err(err) = envelope.deserialize(&mut de) {
+        return Err(match reason.take() {
+            Some(why) => ListError::Json(why),
+            None if err.classify() == Category::Data => ListError::Shape(err.to_string()),
+            None => ListError::Json(JsonError::Syntax(err.to_string())),
+        });
+    }
+    de.end().map_err(|_| JsonError::TrailingData)?;
     if !page.fields.iter().any(|f| matches!(f, Field::List)) {
         return Err(ListError::MissingList(kind.list_key()));
     }
     Ok(page)
 }
+
+/// Depth of the values directly inside the envelope object, as [`json::check_strict_nested`]
+/// counts it.
+const FIELD_DEPTH: usize = 1;
 
 /// The top-level object, read in one pass: entries are judged as they stream by.
 struct Envelope<'a, F> {
@@ -231,6 +251,16 @@ struct Envelope<'a, F> {
     separators: &'a [String],
     keep: &'a mut F,
     page: &'a mut ListPage,
+    /// The strictness error behind a failed read; serde's own errors carry only text.
+    reason: &'a Cell<Option<JsonError>>,
+}
+
+impl<F> Envelope<'_, F> {
+    fn fail<E: de::Error>(&self, why: JsonError) -> E {
+        let err = E::custom(&why);
+        self.reason.set(Some(why));
+        err
+    }
 }
 
 impl<'de, F: FnMut(&Entry) -> bool> DeserializeSeed<'de> for Envelope<'_, F> {
@@ -249,9 +279,18 @@ impl<'de, F: FnMut(&Entry) -> bool> Visitor<'de> for Envelope<'_, F> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<String>()? {
+        let mut keys: Vec<Cow<'de, str>> = Vec::new();
+        while let Some(key) = map.next_key_seed(json::Key)? {
+            if keys.contains(&key) {
+                return Err(self.fail(JsonError::DuplicateKey(json::quote(&key))));
+            }
             if key == self.kind.list_key() {
-                let entries = Entries { kind: self.kind, separators: self.separators, keep: &mut *self.keep };
+                let entries = Entries {
+                    kind: self.kind,
+                    separators: self.separators,
+                    keep: &mut *self.keep,
+                    reason: self.reason,
+                };
                 let (kept, hidden) = map.next_value_seed(entries)?;
                 self.page.kept = kept;
                 self.page.hidden = hidden;
@@ -260,9 +299,11 @@ impl<'de, F: FnMut(&Entry) -> bool> Visitor<'de> for Envelope<'_, F> {
                 self.page.next_page_token = map.next_value()?;
                 self.page.fields.push(Field::Token);
             } else {
-                let raw: Box<RawValue> = map.next_value()?;
-                self.page.fields.push(Field::Other(key, raw));
+                let raw: &'de RawValue = map.next_value()?;
+                json::check_strict_nested(raw.get(), FIELD_DEPTH).map_err(|why| self.fail(why))?;
+                self.page.fields.push(Field::Other(key.to_string(), raw.to_owned()));
             }
+            keys.push(key);
         }
         Ok(())
     }
@@ -272,9 +313,11 @@ struct Entries<'a, F> {
     kind: ListKind,
     separators: &'a [String],
     keep: &'a mut F,
+    reason: &'a Cell<Option<JsonError>>,
 }
 
 impl<'de, F: FnMut(&Entry) -> bool> DeserializeSeed<'de> for Entries<'_, F> {
+    /// The kept entries and the hidden count.
     type Value = (Vec<Box<RawValue>>, usize);
 
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
@@ -293,41 +336,17 @@ impl<'de, F: FnMut(&Entry) -> bool> Visitor<'de> for Entries<'_, F> {
         let mut kept = Vec::with_capacity(seq.size_hint().unwrap_or(0));
         let mut hidden = 0;
         while let Some(raw) = seq.next_element::<&'de RawValue>()? {
-            match entry(self.kind, raw, self.separators) {
-                Some(e) if (self.keep)(&e) => kept.push(raw.to_owned()),
-                _ => hidden += 1,
+            match entry::read(self.kind, raw, self.separators) {
+                Err(why) => {
+                    let err = de::Error::custom(&why);
+                    self.reason.set(Some(why));
+                    return Err(err);
+                }
+                Ok(Some(e)) if (self.keep)(&e) => kept.push(raw.to_owned()),
+                Ok(_) => hidden += 1,
             }
         }
         Ok((kept, hidden))
-    }
-}
-
-/// `TableIdentifier`; other fields an upstream adds are ignored.
-#[derive(Deserialize)]
-struct Ident {
-    namespace: Vec<String>,
-    name: String,
-}
-
-/// The name of one entry, or `None` when it has none icegate could authorize.
-fn entry(kind: ListKind, raw: &RawValue, separators: &[String]) -> Option<Entry> {
-    match kind {
-        ListKind::Namespaces => {
-            let levels: Vec<String> = json::from_checked_str(raw.get()).ok()?;
-            Namespace::new(levels, separators).ok().map(Entry::Namespace)
-        }
-        ListKind::Tables | ListKind::Views => {
-            let ident: Ident = json::from_checked_str(raw.get()).ok()?;
-            let namespace = Namespace::new(ident.namespace, separators).ok()?;
-            TableIdent::new(namespace, ident.name).ok().map(Entry::Object)
-        }
-        ListKind::Functions => {
-            // a `CatalogObjectIdentifier`: the namespace's levels, then the function's name
-            let mut levels: Vec<String> = json::from_checked_str(raw.get()).ok()?;
-            let name = levels.pop()?;
-            let namespace = Namespace::new(levels, separators).ok()?;
-            TableIdent::new(namespace, name).ok().map(Entry::Object)
-        }
     }
 }
 

@@ -146,3 +146,37 @@ fn explain_exits_2_on_bad_arguments_and_invalid_policies() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("bad.yaml:1: unsupported policy version `2`"), "{}", stderr(&out));
 }
+
+#[test]
+fn the_documented_config_parses_with_its_defaults() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/config.md")).unwrap();
+    let block = doc.split("```toml").nth(1).unwrap().split("```").next().unwrap();
+    let dir = TempDir::new("config-doc");
+    let path = dir.write("icegate.toml", block);
+    let config = icegate::config::Config::load(Some(&path), icegate::config::Overrides::default()).unwrap();
+    let defaults = icegate::config::Config::default();
+    assert_eq!(config.listen, defaults.listen);
+    assert_eq!(config.limits.max_body_bytes, defaults.limits.max_body_bytes);
+    assert_eq!(config.lists.max_upstream_pages, defaults.lists.max_upstream_pages);
+    assert_eq!(config.upstream.response_timeout_ms, defaults.upstream.response_timeout_ms);
+}
+
+#[test]
+fn serve_refuses_to_start_without_a_valid_policy() {
+    let dir = TempDir::new("serve-bad-policy");
+    let bad = dir.write("bad.yaml", "version: 1\nmetalake: lake\nusers: [{ name: a, roles: [nope] }]\n");
+    let out = icegate(&[
+        "serve",
+        "--upstream",
+        "http://127.0.0.1:9",
+        "--policy",
+        bad.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("undefined role `nope`"), "{}", stderr(&out));
+    let out = icegate(&["serve", "--policy", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no upstream"), "{}", stderr(&out));
+}

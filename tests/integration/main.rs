@@ -4,8 +4,10 @@
 
 mod cli;
 mod conformance;
+mod fake_upstream;
 mod openapi;
 mod policy_load;
 mod properties;
 mod roles;
+mod serve;
 mod support;

@@ -172,6 +172,30 @@ fn unreadable_responses_are_502() {
         filter(ListKind::Tables, br#"{"identifiers": [], "identifiers": []}"#, &[], |_| true).unwrap_err(),
         ListError::Json(JsonError::DuplicateKey("identifiers".into()))
     );
+    let in_entry =
+        br#"{"identifiers": [{"namespace": ["s"], "name": "t"}, {"namespace": ["s"], "name": "t", "\u006eame": "u"},
+        {"namespace": ["s"], "name": "v"}]}"#;
+    assert_eq!(
+        filter(ListKind::Tables, in_entry, &[], |_| true).unwrap_err(),
+        ListError::Json(JsonError::DuplicateKey("name".into()))
+    );
+    let in_extra = br#"{"identifiers": [{"namespace": ["s"], "name": "t", "x": {"k": 1, "k": 2}}]}"#;
+    assert_eq!(
+        filter(ListKind::Tables, in_extra, &[], |_| true).unwrap_err(),
+        ListError::Json(JsonError::DuplicateKey("k".into()))
+    );
+    let in_malformed = br#"{"namespaces": [["a", {"k": 1, "k": 2}]]}"#;
+    assert_eq!(
+        filter(ListKind::Namespaces, in_malformed, &[], |_| true).unwrap_err(),
+        ListError::Json(JsonError::DuplicateKey("k".into()))
+    );
+    let in_other = br#"{"identifiers": [], "extra": {"k": 1, "k": 2}}"#;
+    assert_eq!(
+        filter(ListKind::Tables, in_other, &[], |_| true).unwrap_err(),
+        ListError::Json(JsonError::DuplicateKey("k".into()))
+    );
+    let surrogate = br#"{"identifiers": [{"namespace": ["s"], "name": "\ud800"}]}"#;
+    assert!(matches!(filter(ListKind::Tables, surrogate, &[], |_| true), Err(ListError::Json(JsonError::Syntax(_)))));
 }
 
 #[test]
@@ -206,4 +230,53 @@ fn large_lists_filter_quickly() {
     assert_eq!((page.len(), page.hidden()), (1_000, 9_000));
     // generous: an unoptimized build is many times slower than the ~1 ms of a release build
     assert!(elapsed < std::time::Duration::from_secs(2), "{elapsed:?}");
+}
+
+#[test]
+fn depth_is_counted_over_the_whole_response() {
+    let deep = |k: usize| "[".repeat(k) + &"]".repeat(k);
+    // top object, list array, entry object: three levels before the extra field's value
+    let entry = |k: usize| format!(r#"{{"identifiers": [{{"namespace": ["s"], "name": "t", "x": {}}}]}}"#, deep(k));
+    assert_eq!(all(ListKind::Tables, &entry(253)).len(), 1);
+    assert_eq!(filter(ListKind::Tables, entry(254).as_bytes(), &[], |_| true).unwrap_err(), JsonError::TooDeep.into());
+    let malformed = |k: usize| format!(r#"{{"namespaces": [[{}]]}}"#, deep(k));
+    assert_eq!(all(ListKind::Namespaces, &malformed(253)).hidden(), 1);
+    assert!(filter(ListKind::Namespaces, malformed(254).as_bytes(), &[], |_| true).is_err());
+    let other = |k: usize| format!(r#"{{"identifiers": [], "x": {}}}"#, deep(k));
+    assert!(filter(ListKind::Tables, other(255).as_bytes(), &[], |_| true).is_ok());
+    assert_eq!(filter(ListKind::Tables, other(256).as_bytes(), &[], |_| true).unwrap_err(), JsonError::TooDeep.into());
+}
+
+#[test]
+fn strictness_agrees_with_check_strict() {
+    let deep = |k: usize| "[".repeat(k) + &"]".repeat(k);
+    let docs = [
+        r#"{"identifiers": [{"namespace": ["s"], "name": "t"}]}"#.to_owned(),
+        r#"{"identifiers": [{"namespace": ["s"], "name": "t", "name": "u"}]}"#.to_owned(),
+        r#"{"identifiers": [{"namespace": ["s"], "name": "t", "x": 1, "\u0078": 2}]}"#.to_owned(),
+        r#"{"identifiers": [[{"a": 1, "a": 1}]]}"#.to_owned(),
+        r#"{"identifiers": [5, "x", null, {"a": {"b": 1, "b": 2}}]}"#.to_owned(),
+        r#"{"identifiers": ["\udc00"]}"#.to_owned(),
+        r#"{"identifiers": [], "x": "\ud800"}"#.to_owned(),
+        r#"{"identifiers": [], "next-page-token": "\ud800"}"#.to_owned(),
+        r#"{"identifiers": [1e400]}"#.to_owned(),
+        r#"{"identifiers": [-0.0, 1E+2]}"#.to_owned(),
+        r#"{"identifiers": []}  "#.to_owned(),
+        r#"{"identifiers": []} ,"#.to_owned(),
+        format!(r#"{{"identifiers": [{}]}}"#, deep(254)),
+        format!(r#"{{"identifiers": [{}]}}"#, deep(255)),
+        format!(r#"{{"identifiers": [{{"namespace": ["s"], "name": "t", "z": {}}}]}}"#, deep(253)),
+        format!(r#"{{"identifiers": [{{"namespace": ["s"], "name": "t", "z": {}}}]}}"#, deep(254)),
+    ];
+    for doc in &docs {
+        let strict = json::check_strict(doc.as_bytes());
+        let filtered = filter(ListKind::Tables, doc.as_bytes(), &[], |_| true);
+        match (&strict, &filtered) {
+            (Ok(()), Ok(_)) => {}
+            (Err(s), Err(ListError::Json(f))) => {
+                assert_eq!(std::mem::discriminant(s), std::mem::discriminant(f), "{doc}: {s} vs {f}")
+            }
+            _ => panic!("{doc}: check_strict {strict:?}, filter {filtered:?}"),
+        }
+    }
 }

@@ -1,0 +1,107 @@
+"""End to end through icegate with real clients: PyIceberg and DuckDB against the dev Iceberg REST catalog.
+
+Usage: clients.py ICEGATE_URL CATALOG_URL
+Every step prints what it did and what came back; any unexpected outcome exits non-zero.
+The policy is policies/example.yaml: bob is an engineer (create, write, read in prod.sales),
+alice reads as `analyst` by default, bi-service is capped at `analyst`.
+"""
+import base64
+import sys
+import urllib.request
+
+import duckdb
+import duckdb_extensions
+
+import pyarrow as pa
+from pyiceberg.catalog import load_catalog
+from pyiceberg.exceptions import ForbiddenError, BadRequestError
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField, StringType
+
+ICEGATE, CATALOG = sys.argv[1], sys.argv[2]
+failures = 0
+
+
+def step(label, ok, detail=""):
+    global failures
+    print(f"{'ok  ' if ok else 'FAIL'} {label}{(': ' + detail) if detail else ''}", flush=True)
+    if not ok:
+        failures += 1
+
+
+def catalog(user, roles=None):
+    props = {"type": "rest", "uri": ICEGATE, "auth": {"type": "basic", "basic": {"username": user, "password": "x"}}}
+    if roles is not None:
+        props["header.X-Gravitino-Active-Roles"] = roles
+    return load_catalog(f"icegate-{user}-{roles}", **props)
+
+
+def refused(fn, error):
+    try:
+        fn()
+    except error as e:
+        return str(e)
+    except Exception as e:  # noqa: BLE001 - report the unexpected type
+        return f"unexpected {type(e).__name__}: {e}"
+    return None
+
+
+# Setup, as the catalog's own administrator (not through icegate): the namespace exists.
+req = urllib.request.Request(f"{CATALOG}/v1/namespaces", data=b'{"namespace":["sales"]}', method="POST",
+                             headers={"Content-Type": "application/json"})
+urllib.request.urlopen(req).read()
+
+schema = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "item", StringType(), required=False))
+rows = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "item": pa.array(["tea", "jam", "oat"])})
+
+bob = catalog("bob")
+events = bob.create_table("sales.events", schema=schema)
+step("bob (engineer) creates sales.events through icegate", True)
+events.append(rows)
+step("bob appends 3 rows", len(events.refresh().scan().to_arrow()) == 3)
+
+alice = catalog("alice", "analyst")
+read = alice.load_table("sales.events").scan().to_arrow()
+step("alice narrowed to analyst reads them back", read.num_rows == 3, f"{read.num_rows} rows")
+why = refused(lambda: alice.load_table("sales.events").append(rows), ForbiddenError)
+step("alice narrowed to analyst cannot append (ForbiddenException)", why is not None and "unexpected" not in why, why or "it was allowed")
+why = refused(lambda: alice.drop_table("sales.events"), ForbiddenError)
+step("alice narrowed to analyst cannot drop the table", why is not None and "unexpected" not in why, why or "it was allowed")
+
+bob.create_table("sales.salaries", schema=schema)
+listed = sorted(".".join(t) for t in catalog("bi-service").list_tables("sales"))
+step("bi-service lists only what analysts may see (salaries is denied)", listed == ["sales.events"], str(listed))
+
+why = refused(lambda: catalog("bi-service", "engineer").list_tables("sales"), ForbiddenError)
+step("bi-service asking for an unheld role gets 403", why is not None and "cannot assume active role" in why, why or "allowed")
+why = refused(lambda: catalog("alice", "analyst,").list_tables("sales"), BadRequestError)
+step("a malformed role header gets 400", why is not None and "X-Gravitino-Active-Roles" in why, why or "allowed")
+
+
+
+def duck(user, roles):
+    """DuckDB has no basic auth: the `simple` credential goes as a header (DESIGN.md §13)."""
+    con = duckdb.connect()
+    for ext in ["avro", "httpfs", "iceberg"]:
+        duckdb_extensions.import_extension(ext, con=con)
+        con.execute(f"LOAD {ext}")
+    auth = "Basic " + base64.b64encode(f"{user}:-".encode()).decode()
+    con.execute(f"""ATTACH 'wh' AS cat (TYPE iceberg, ENDPOINT '{ICEGATE}', AUTHORIZATION_TYPE 'none',
+        EXTRA_HTTP_HEADERS MAP {{'Authorization': '{auth}', 'X-Gravitino-Active-Roles': '{roles}'}})""")
+    return con
+
+
+con = duck("alice", "analyst")
+tables = sorted(row[2] for row in con.execute("SHOW ALL TABLES").fetchall() if row[0] == "cat")
+step("duckdb as alice/analyst lists only what she may see", tables == ["events"], str(tables))
+count = con.execute("SELECT count(*) FROM cat.sales.events").fetchone()[0]
+step("duckdb as alice/analyst reads the rows", count == 3, f"{count} rows")
+try:
+    duck("bi-service", "engineer").execute("SELECT count(*) FROM cat.sales.events").fetchall()
+    step("duckdb with an unheld role is refused", False, "it was allowed")
+except duckdb.Error as e:
+    step("duckdb with an unheld role is refused", "403" in str(e) or "cannot assume" in str(e), str(e).splitlines()[0][:160])
+
+total = 11
+print(f"{total - failures} passed, {failures} failed")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,257 @@
+//! An in-process fake catalog that records every request it receives and answers from a script,
+//! an icegate instance in front of it, and a small HTTP/1.1 client for the tests of `serve`.
+
+use bytes::Bytes;
+use http::{HeaderMap, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use icegate::config::{Config, Overrides};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// One request as the upstream received it.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub method: String,
+    /// Path and query exactly as they arrived.
+    pub target: String,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(|v| v.to_str().unwrap())
+    }
+}
+
+/// What the upstream answers.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub body: Vec<u8>,
+    pub delay: Duration,
+    pub headers: Vec<(&'static str, &'static str)>,
+}
+
+impl Reply {
+    pub fn json(status: u16, body: serde_json::Value) -> Self {
+        Self { status, body: body.to_string().into_bytes(), delay: Duration::ZERO, headers: Vec::new() }
+    }
+
+    pub fn raw(status: u16, body: &str) -> Self {
+        Self { status, body: body.as_bytes().to_vec(), delay: Duration::ZERO, headers: Vec::new() }
+    }
+
+    pub fn ok() -> Self {
+        Self::json(200, serde_json::json!({}))
+    }
+
+    pub fn with(mut self, name: &'static str, value: &'static str) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    pub fn after(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
+}
+
+type Script = dyn Fn(&Recorded) -> Reply + Send + Sync;
+
+/// The fake catalog.
+pub struct FakeUpstream {
+    pub addr: SocketAddr,
+    log: Arc<Mutex<Vec<Recorded>>>,
+}
+
+impl FakeUpstream {
+    pub async fn start(script: impl Fn(&Recorded) -> Reply + Send + Sync + 'static) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let script: Arc<Script> = Arc::new(script);
+        let shared_log = log.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let log = shared_log.clone();
+                let script = script.clone();
+                let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+                    let log = log.clone();
+                    let script = script.clone();
+                    async move {
+                        let (parts, body) = request.into_parts();
+                        let body = body.collect().await.map(|c| c.to_bytes()).unwrap_or_default();
+                        let recorded = Recorded {
+                            method: parts.method.to_string(),
+                            target: parts.uri.path_and_query().map(ToString::to_string).unwrap_or_default(),
+                            headers: parts.headers,
+                            body,
+                        };
+                        let reply = script(&recorded);
+                        log.lock().unwrap().push(recorded);
+                        if !reply.delay.is_zero() {
+                            tokio::time::sleep(reply.delay).await;
+                        }
+                        let mut response = Response::new(Full::new(Bytes::from(reply.body)));
+                        *response.status_mut() = StatusCode::from_u16(reply.status).unwrap();
+                        response.headers_mut().insert("content-type", "application/json".parse().unwrap());
+                        for (k, v) in reply.headers {
+                            response.headers_mut().append(k, v.parse().unwrap());
+                        }
+                        Ok::<_, std::convert::Infallible>(response)
+                    }
+                });
+                tokio::spawn(async move {
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Self { addr, log }
+    }
+
+    /// `http://127.0.0.1:PORT` plus `base`.
+    pub fn url(&self, base: &str) -> String {
+        format!("http://{}{base}", self.addr)
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// The one request received.
+    pub fn only(&self) -> Recorded {
+        let all = self.requests();
+        assert_eq!(all.len(), 1, "expected exactly one upstream request, got {all:#?}");
+        all.into_iter().next().unwrap()
+    }
+
+    pub fn assert_untouched(&self) {
+        let all = self.requests();
+        assert!(all.is_empty(), "nothing should have been forwarded, got {all:#?}");
+    }
+}
+
+/// A running icegate; stops when dropped.
+pub struct Gate {
+    pub addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Gate {
+    /// Sends the shutdown signal.
+    pub fn shut_down(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        self.shut_down();
+    }
+}
+
+/// icegate in front of `upstream_url` with `policy`, after `tweak` adjusted the config.
+pub async fn gate(upstream_url: &str, policy: &str, tweak: impl FnOnce(&mut Config)) -> Gate {
+    let mut config = Config::load(
+        None,
+        Overrides {
+            upstream: Some(upstream_url.to_owned()),
+            policy: Some("unused.yaml".into()),
+            ..Overrides::default()
+        },
+    )
+    .unwrap();
+    tweak(&mut config);
+    let snapshot = crate::support::load(policy);
+    let url = icegate::config::parse_upstream(upstream_url).unwrap();
+    let upstream = icegate::forward::Upstream::new(url, &config.upstream);
+    let shared = icegate::state::Shared::new(config, snapshot, upstream);
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(icegate::server::serve(
+        shared,
+        listener,
+        async move {
+            let _ = rx.await;
+        },
+        Duration::from_secs(2),
+    ));
+    Gate { addr, stop: Some(tx) }
+}
+
+/// A response as the client saw it.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Answer {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.text()))
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// The Iceberg error model, with the expected status and type.
+    pub fn assert_error(&self, status: u16, kind: &str) -> String {
+        assert_eq!(self.status, status, "body: {}", self.text());
+        let v = self.json();
+        assert_eq!(v["error"]["type"], kind, "{v}");
+        assert_eq!(v["error"]["code"], status, "{v}");
+        v["error"]["message"].as_str().unwrap().to_owned()
+    }
+}
+
+/// `Authorization: Basic` for `user`.
+pub fn basic(user: &str) -> String {
+    use base64::Engine;
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:pw")))
+}
+
+/// One request over a fresh HTTP/1.1 connection; headers are appended as given (so a name may
+/// repeat).
+pub async fn send(addr: SocketAddr, method: &str, target: &str, headers: &[(&str, &str)], body: &[u8]) -> Answer {
+    let stream = TcpStream::connect(addr).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
+    tokio::spawn(conn);
+    let mut request = Request::builder().method(method).uri(target).header("host", addr.to_string());
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    let request = request.body(Full::new(Bytes::copy_from_slice(body))).unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    let (parts, body) = response.into_parts();
+    let body = body.collect().await.unwrap().to_bytes();
+    Answer { status: parts.status.as_u16(), headers: parts.headers, body }
+}
+
+/// Writes `raw` and reads what comes back until the peer closes or `wait` passes.
+pub async fn raw(addr: SocketAddr, raw: &[u8], wait: Duration) -> String {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(raw).await.unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        match tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) | Err(_) => break,
+            Ok(Ok(n)) => out.extend_from_slice(&buf[..n]),
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
