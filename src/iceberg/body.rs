@@ -65,7 +65,8 @@ pub enum Body {
     CreateNamespace {
         namespace: Namespace,
     },
-    /// `explicit_location`: the body has a non-null `location` (`""` included).
+    /// `explicit_location`: the body has a non-null `location` (`""` included), or sets a
+    /// location property (`write.data.path`, ...), which places data just as surely.
     CreateTable {
         name: String,
         explicit_location: bool,
@@ -139,9 +140,10 @@ pub fn inspect(route: &Route, bytes: &[u8], separators: &[String]) -> Result<Bod
         }
         Op::CreateTable => {
             let b: wire::CreateTable = json::from_slice(bytes)?;
+            let explicit_location = b.places_data();
             Body::CreateTable {
                 name: wire::checked_name(b.name, "name")?,
-                explicit_location: b.location.is_some(),
+                explicit_location,
                 stage_create: b.stage_create.unwrap_or(false),
             }
         }

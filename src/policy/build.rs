@@ -175,25 +175,21 @@ impl Builder {
             }
             if let Some(m) = &file.metalake {
                 match &metalake {
-                    Some(prev) if *prev != m.value => self.error(
-                        m.referenced.line(),
-                        format!("metalake `{}` differs from `{prev}` in an earlier file", m.value),
-                    ),
+                    Some(prev) if *prev != m.value => {
+                        self.error(m.line(), format!("metalake `{}` differs from `{prev}` in an earlier file", m.value))
+                    }
                     _ => metalake = Some(m.value.clone()),
                 }
             }
             if let Some(c) = &file.default_catalog {
                 match &default_catalog {
                     Some(prev) if *prev != c.value => self.error(
-                        c.referenced.line(),
+                        c.line(),
                         format!("default_catalog `{}` differs from `{prev}` in an earlier file", c.value),
                     ),
                     _ => {
                         if parse_full_name(ObjectType::Catalog, &c.value, "").is_err() {
-                            self.error(
-                                c.referenced.line(),
-                                format!("default_catalog `{}` is not a catalog name", c.value),
-                            );
+                            self.error(c.line(), format!("default_catalog `{}` is not a catalog name", c.value));
                         }
                         default_catalog = Some(c.value.clone());
                     }
@@ -234,7 +230,7 @@ impl Builder {
             ];
             for (kind, label, names) in kinds {
                 for name in names {
-                    let line = name.referenced.line();
+                    let line = name.line();
                     if kind == 0 {
                         if let Some(problem) = role_name_problem(&name.value) {
                             self.error(line, format!("role name `{}` {problem}", name.value));
@@ -289,9 +285,7 @@ impl Builder {
             match snap.role_id(&r.value) {
                 Some(id) if !out.contains(&id) => out.push(id),
                 Some(_) => {}
-                None => {
-                    self.error(r.referenced.line(), format!("{whose} lists undefined role `{}` in `{key}`", r.value))
-                }
+                None => self.error(r.line(), format!("{whose} lists undefined role `{}` in `{key}`", r.value)),
             }
         }
         out
@@ -315,14 +309,15 @@ impl Builder {
     fn prefixes(&mut self, file: &raw::File, snap: &mut Snapshot) {
         for c in &file.catalogs {
             if parse_full_name(ObjectType::Catalog, &c.name.value, "").is_err() {
-                self.error(c.name.referenced.line(), format!("catalog `{}` is not a catalog name", c.name.value));
+                self.error(c.name.line(), format!("catalog `{}` is not a catalog name", c.name.value));
             }
             if c.prefix.value.is_empty() {
-                self.error(c.prefix.referenced.line(), "catalog prefix must not be empty".to_owned());
+                self.error(c.prefix.line(), "catalog prefix must not be empty".to_owned());
             }
             match snap.prefixes.entry(c.prefix.value.as_str().into()) {
-                Entry::Occupied(_) => self
-                    .error(c.prefix.referenced.line(), format!("catalog prefix `{}` is mapped twice", c.prefix.value)),
+                Entry::Occupied(_) => {
+                    self.error(c.prefix.line(), format!("catalog prefix `{}` is mapped twice", c.prefix.value))
+                }
                 Entry::Vacant(slot) => {
                     slot.insert(c.name.value.as_str().into());
                 }
@@ -356,7 +351,7 @@ impl Builder {
                 match snap.group_id(&g.value) {
                     Some(gid) if !groups.contains(&gid) => groups.push(gid),
                     Some(_) => {}
-                    None => self.error(g.referenced.line(), format!("{whose} lists undefined group `{}`", g.value)),
+                    None => self.error(g.line(), format!("{whose} lists undefined group `{}`", g.value)),
                 }
             }
             let user = &mut snap.users[id.index()];
@@ -422,13 +417,13 @@ impl Builder {
 
     fn object(&mut self, snap: &Snapshot, kind: &Text, full: &Text) -> Option<(ObjectType, FullName)> {
         let Some(ty) = ObjectType::parse(&kind.value) else {
-            self.error(kind.referenced.line(), format!("unknown object type `{}`", kind.value));
+            self.error(kind.line(), format!("unknown object type `{}`", kind.value));
             return None;
         };
         match parse_full_name(ty, &full.value, &snap.metalake) {
             Ok(name) => Some((ty, name)),
             Err(message) => {
-                self.error(full.referenced.line(), message);
+                self.error(full.line(), message);
                 None
             }
         }
@@ -443,26 +438,26 @@ impl Builder {
                 let mut grants = Vec::new();
                 for p in &obj.privileges {
                     let Some(privilege) = Privilege::parse(&p.name.value) else {
-                        self.error(p.name.referenced.line(), format!("unknown privilege `{}`", p.name.value));
+                        self.error(p.name.line(), format!("unknown privilege `{}`", p.name.value));
                         continue;
                     };
                     let Some(condition) = Condition::parse(&p.condition.value) else {
                         self.error(
-                            p.condition.referenced.line(),
+                            p.condition.line(),
                             format!("unknown condition `{}`; expected `ALLOW` or `DENY`", p.condition.value),
                         );
                         continue;
                     };
                     if !privilege.is_grantable_on(ty) {
                         self.error(
-                            p.name.referenced.line(),
+                            p.name.line(),
                             format!("privilege `{privilege}` is not grantable on {ty} `{}`", obj.full_name.value),
                         );
                         continue;
                     }
                     if seen.insert((ty, obj.full_name.value.as_str(), privilege, condition), ()).is_some() {
                         self.warn(
-                            p.name.referenced.line(),
+                            p.name.line(),
                             format!(
                                 "role `{}` grants {} {privilege} on {ty} `{}` twice",
                                 role.name.value,
@@ -500,16 +495,16 @@ impl Builder {
     ) {
         for o in &file.owners {
             let Some((ty, name)) = self.object(snap, &o.kind, &o.full_name) else { continue };
-            let line = o.full_name.referenced.line();
+            let line = o.full_name.line();
             let Some(kind) = OwnerType::parse(&o.owner_type.value) else {
                 self.error(
-                    o.owner_type.referenced.line(),
+                    o.owner_type.line(),
                     format!("unknown ownerType `{}`; expected `USER` or `GROUP`", o.owner_type.value),
                 );
                 continue;
             };
             if o.owner.value.is_empty() {
-                self.error(o.owner.referenced.line(), "owner must not be empty".to_owned());
+                self.error(o.owner.line(), "owner must not be empty".to_owned());
                 continue;
             }
             match owned.entry((ty, o.full_name.value.clone())) {
@@ -530,7 +525,7 @@ impl Builder {
             if !defined {
                 let what = if kind == OwnerType::User { "user" } else { "group" };
                 self.warn(
-                    o.owner.referenced.line(),
+                    o.owner.line(),
                     format!(
                         "owner of {ty} `{}` is {what} `{}`, which the policy does not define",
                         o.full_name.value, o.owner.value

@@ -6,7 +6,27 @@
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
-pub type Text = Spanned<String>;
+/// A string and the line it was on. Read through the parser's `Spanned` and narrowed at once:
+/// a `Spanned` holds two full locations, several times the string it wraps, and a large
+/// policy has a million of them.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(from = "Spanned<String>")]
+pub struct Text {
+    pub value: String,
+    line: u32,
+}
+
+impl Text {
+    pub fn line(&self) -> u64 {
+        u64::from(self.line)
+    }
+}
+
+impl From<Spanned<String>> for Text {
+    fn from(s: Spanned<String>) -> Self {
+        Self { line: u32::try_from(s.referenced.line()).unwrap_or(u32::MAX), value: s.value }
+    }
+}
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

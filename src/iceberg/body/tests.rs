@@ -388,3 +388,17 @@ fn statuses_and_message_style() {
         assert!(!m.ends_with('.'), "{m}");
     }
 }
+
+#[test]
+fn create_table_with_a_location_property_counts_as_an_explicit_location() {
+    // Without this, CREATE_TABLE alone could place a table's data anywhere via its properties.
+    for key in
+        ["write.data.path", "write.metadata.path", "write.object-storage.path", "write.folder-storage.path", "location"]
+    {
+        let body = format!(r#"{{"name":"t","properties":{{"{key}":"s3://elsewhere/x"}}}}"#);
+        let b = inspect(&route(OperationId::CreateTable), body.as_bytes(), &[]).unwrap();
+        assert!(matches!(b, Body::CreateTable { explicit_location: true, .. }), "{key}");
+    }
+    let b = inspect(&route(OperationId::CreateTable), br#"{"name":"t","properties":{"comment":"x"}}"#, &[]).unwrap();
+    assert!(matches!(b, Body::CreateTable { explicit_location: false, .. }));
+}

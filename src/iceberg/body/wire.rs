@@ -51,6 +51,16 @@ pub(super) struct CreateTable {
     pub location: Option<String>,
     #[serde(rename = "stage-create")]
     pub stage_create: Option<bool>,
+    /// Initial table properties: `write.data.path` and its siblings place data as surely as
+    /// `location` does.
+    pub properties: Option<HashMap<String, IgnoredAny>>,
+}
+
+impl CreateTable {
+    /// Whether the body chooses where the table's files go: `location`, or a location property.
+    pub fn places_data(&self) -> bool {
+        self.location.is_some() || self.properties.iter().flatten().any(|(k, _)| is_location_property(k))
+    }
 }
 
 /// `RegisterTableRequest` and `RegisterViewRequest`.
