@@ -46,16 +46,18 @@ async fn pipeline(
 
     // accept
     accept::strip_hop_by_hop(&mut parts.headers);
-    accept::check_duplicates(&parts.headers).map_err(|r| Stop::plain(r, None))?;
     // HTTP/2 always carries `:scheme` and `:authority`, so only an HTTP/1 target can be absolute.
     if parts.version < http::Version::HTTP_2 && parts.uri.scheme().is_some() {
         return Err(Stop::plain(Refusal::bad_request("an absolute-form request target is not accepted"), None));
     }
     let target = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
     let method = parts.method.as_str().to_owned();
+    // getToken is how a client gets the credential that identifies it: recognized right after
+    // hop-by-hop removal, it skips every check (DESIGN.md §4, §5).
     if routes::is_get_token(&method, &target, &settings.base_path) {
         return forward_token_request(shared, parts, body).await;
     }
+    accept::check_duplicates(&parts.headers).map_err(|r| Stop::plain(r, None))?;
 
     // identify
     let principal = identity::identify(&shared.config.identity, &parts.headers, peer)
