@@ -16,7 +16,7 @@ else
   WAREHOUSE="$(mktemp -d "${TMPDIR:-/tmp}/dev-catalog-warehouse.XXXXXX")"
 fi
 "$HERE/build.sh"
-exec java -Xss1m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+exec java -Xss1m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Dsun.net.httpserver.nodelay=true \
   -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
   -cp "$(cat "$HERE/.build/classpath")" \
   org.apache.iceberg.rest.DevCatalog --host 127.0.0.1 --port "$PORT" --warehouse "$WAREHOUSE" "$@"
