@@ -31,6 +31,8 @@ pub struct Config {
     /// A path in front of `/v1` on the listener (e.g. `/iceberg`).
     pub base_path: String,
     pub policy: Option<PathBuf>,
+    /// Serve HTTPS (and with a client CA, require client certificates).
+    pub tls: Option<crate::tls::ListenerTls>,
     pub upstream: Upstream,
     pub identity: Identity,
     pub narrowing: Narrowing,
@@ -46,6 +48,7 @@ impl Default for Config {
             admin_listen: SocketAddr::from(([127, 0, 0, 1], 9181)),
             base_path: String::new(),
             policy: None,
+            tls: None,
             upstream: Upstream::default(),
             identity: Identity::default(),
             narrowing: Narrowing::default(),
@@ -81,6 +84,8 @@ pub struct Upstream {
     pub response_timeout_ms: u64,
     /// Send the enforced active set upstream as `X-Gravitino-Active-Roles` (false strips it).
     pub forward_active_roles: bool,
+    /// A CA (PEM) trusted for an `https://` upstream, besides the system's roots.
+    pub ca_file: Option<PathBuf>,
 }
 
 impl Default for Upstream {
@@ -93,6 +98,7 @@ impl Default for Upstream {
             connect_timeout_ms: 2_000,
             response_timeout_ms: 30_000,
             forward_active_roles: true,
+            ca_file: None,
         }
     }
 }
@@ -102,6 +108,7 @@ impl Default for Upstream {
 pub enum Provider {
     Simple,
     Header,
+    Jwt,
     Anonymous,
 }
 
@@ -111,11 +118,67 @@ pub struct Identity {
     /// Tried in order; the first that recognizes the request's credential decides.
     pub providers: Vec<Provider>,
     pub header: HeaderIdentity,
+    pub jwt: JwtIdentity,
 }
 
 impl Default for Identity {
     fn default() -> Self {
-        Self { providers: vec![Provider::Simple], header: HeaderIdentity::default() }
+        Self { providers: vec![Provider::Simple], header: HeaderIdentity::default(), jwt: JwtIdentity::default() }
+    }
+}
+
+/// The `jwt` provider: `Authorization: Bearer <JWT>` verified against static PEM keys, a JWKS URL
+/// or an HMAC secret (DESIGN.md §6).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct JwtIdentity {
+    /// The required `iss` (required when the provider is enabled).
+    pub issuer: Option<String>,
+    /// The required `aud` (required when the provider is enabled).
+    pub audience: Option<String>,
+    /// The accepted `alg` values; never `none`, `HS*` only with `hmac_secret`.
+    pub algorithms: Vec<String>,
+    /// An `http://` URL serving a JWK set.
+    pub jwks_url: Option<String>,
+    /// PEM files with public keys (RSA, EC or Ed25519), loaded at start-up.
+    pub public_keys: Vec<PathBuf>,
+    /// The shared secret of `HS256`/`HS384`/`HS512` tokens.
+    pub hmac_secret: Option<String>,
+    /// Claims naming the user, the first present wins.
+    pub user_claims: Vec<String>,
+    /// A claim holding a JSON list of group names.
+    pub groups_claim: String,
+    /// A claim holding the identity-bound active roles (DESIGN.md §5): a JSON list of strings or
+    /// a comma-separated string.
+    pub active_roles_claim: Option<String>,
+    /// Clock skew allowed on `exp` and `nbf` (at most 60).
+    pub leeway_secs: u64,
+    /// An unknown `kid` refetches the JWK set at most once per this many seconds.
+    pub jwks_refresh_cooldown_secs: u64,
+    /// A fetched JWK set is refetched after this many seconds.
+    pub jwks_cache_secs: u64,
+    /// The keys, loaded once (by `Config::validate`, or on first use) and shared by clones.
+    #[serde(skip)]
+    pub keys: crate::identity::JwtKeys,
+}
+
+impl Default for JwtIdentity {
+    fn default() -> Self {
+        Self {
+            issuer: None,
+            audience: None,
+            algorithms: vec!["RS256".into(), "ES256".into()],
+            jwks_url: None,
+            public_keys: Vec::new(),
+            hmac_secret: None,
+            user_claims: vec!["sub".into()],
+            groups_claim: "groups".into(),
+            active_roles_claim: None,
+            leeway_secs: 30,
+            jwks_refresh_cooldown_secs: 30,
+            jwks_cache_secs: 300,
+            keys: crate::identity::JwtKeys::default(),
+        }
     }
 }
 
@@ -273,6 +336,9 @@ impl Config {
                 key: "identity.providers",
                 message: "name at least one provider".into(),
             });
+        }
+        if self.identity.providers.contains(&Provider::Jwt) {
+            crate::identity::validate_jwt(&self.identity.jwt)?;
         }
         if let Some(key) = &self.lists.page_token_key
             && crate::tokens::parse_key(key).is_none()

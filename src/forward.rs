@@ -5,6 +5,7 @@ use crate::config::{Upstream as UpstreamConfig, UpstreamUrl};
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use hyper::body::Incoming;
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -37,18 +38,25 @@ impl ForwardError {
 /// The upstream catalog and a pool of connections to it.
 #[derive(Clone, Debug)]
 pub struct Upstream {
-    client: Client<HttpConnector, Body>,
+    client: Client<HttpsConnector<HttpConnector>, Body>,
     url: UpstreamUrl,
     response_timeout_ms: u64,
 }
 
 impl Upstream {
-    pub fn new(url: UpstreamUrl, config: &UpstreamConfig) -> Self {
-        let mut connector = HttpConnector::new();
-        connector.set_connect_timeout(Some(Duration::from_millis(config.connect_timeout_ms)));
-        connector.set_nodelay(true);
+    pub fn new(url: UpstreamUrl, config: &UpstreamConfig) -> Result<Self, crate::tls::TlsError> {
+        let mut http = HttpConnector::new();
+        http.set_connect_timeout(Some(Duration::from_millis(config.connect_timeout_ms)));
+        http.set_nodelay(true);
+        http.enforce_http(false);
+        let tls = crate::tls::client_config(config.ca_file.as_deref())?;
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
         let client = Client::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(60)).build(connector);
-        Self { client, url, response_timeout_ms: config.response_timeout_ms }
+        Ok(Self { client, url, response_timeout_ms: config.response_timeout_ms })
     }
 
     /// The upstream URI for a canonical path (after icegate's base path) and query.

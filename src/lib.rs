@@ -30,4 +30,5 @@ pub mod roles;
 pub mod run;
 pub mod server;
 pub mod state;
+pub mod tls;
 pub mod tokens;

@@ -61,6 +61,7 @@ async fn pipeline(
 
     // identify
     let principal = identity::identify(&shared.config.identity, &parts.headers, peer)
+        .await
         .map_err(|e| Stop::plain(Refusal::from(&e), None))?;
 
     // parse

@@ -13,6 +13,8 @@ pub enum RunError {
     Config(#[from] crate::config::ConfigError),
     #[error("policy does not load:\n{0}")]
     Policy(#[from] crate::policy::LoadError),
+    #[error("{0}")]
+    Tls(#[from] crate::tls::TlsError),
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
     #[error("cannot listen on `{addr}`: {source}")]
@@ -31,14 +33,15 @@ pub fn run(config: Config) -> Result<(), RunError> {
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(RunError::Runtime)?;
     runtime.block_on(async move {
-        let upstream = Upstream::new(url, &config.upstream);
+        let upstream = Upstream::new(url, &config.upstream)?;
+        let tls = config.tls.as_ref().map(crate::tls::server_config).transpose()?;
         let listen = config.listen;
         let listener =
             tokio::net::TcpListener::bind(listen).await.map_err(|source| RunError::Listen { addr: listen, source })?;
         let stats = loaded.snapshot.stats();
         let shared = Shared::new(config, loaded.snapshot, upstream);
         tracing::info!(%listen, upstream = shared.upstream.authority(), policy = %stats, "icegate listening");
-        crate::server::serve(shared, listener, shutdown_signal(), GRACE).await;
+        crate::server::serve_with(shared, listener, tls, shutdown_signal(), GRACE).await;
         tracing::info!("icegate stopped");
         Ok(())
     })

@@ -1,4 +1,4 @@
-//! The listener: accepts connections (HTTP/1.1 and HTTP/2, cleartext), applies the limits that
+//! The listener: accepts connections (HTTP/1.1 and HTTP/2, cleartext or TLS), applies the limits that
 //! are always on — header read timeout, header count and size, connection and in-flight caps —
 //! and hands each request to [`crate::proxy::handle`]; stops accepting on shutdown and lets
 //! in-flight requests finish.
@@ -12,14 +12,29 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-/// Serves `listener` until `shutdown` resolves, then waits for open connections at most
-/// `grace`.
+/// How long a client has to finish its TLS handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves `listener` in cleartext until `shutdown` resolves, then waits for open connections
+/// at most `grace`.
 pub async fn serve(
     shared: Arc<Shared>,
     listener: TcpListener,
     shutdown: impl std::future::Future<Output = ()>,
     grace: Duration,
 ) {
+    serve_with(shared, listener, None, shutdown, grace).await;
+}
+
+/// As [`serve`], with TLS on every connection when `tls` is set.
+pub async fn serve_with(
+    shared: Arc<Shared>,
+    listener: TcpListener,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    shutdown: impl std::future::Future<Output = ()>,
+    grace: Duration,
+) {
+    let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     let limits = shared.config.limits.clone();
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
@@ -64,10 +79,27 @@ pub async fn serve(
                 Ok::<_, std::convert::Infallible>(crate::proxy::handle(shared, request, peer.ip()).await)
             }
         });
-        let connection = builder.serve_connection(TokioIo::new(stream), service).into_owned();
-        let connection = graceful.watch(connection);
+        let watcher = graceful.watcher();
+        let builder = builder.clone();
+        let acceptor = acceptor.clone();
         tokio::spawn(async move {
-            if let Err(e) = connection.await {
+            let outcome = match acceptor {
+                None => watcher.watch(builder.serve_connection(TokioIo::new(stream), service).into_owned()).await,
+                Some(acceptor) => match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+                    Ok(Ok(tls)) => {
+                        watcher.watch(builder.serve_connection(TokioIo::new(tls), service).into_owned()).await
+                    }
+                    Ok(Err(e)) => {
+                        tracing::debug!(error = %e, %peer, "TLS handshake failed");
+                        Ok(())
+                    }
+                    Err(_) => {
+                        tracing::debug!(%peer, "TLS handshake timed out");
+                        Ok(())
+                    }
+                },
+            };
+            if let Err(e) = outcome {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
             drop(permit);

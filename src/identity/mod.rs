@@ -4,7 +4,12 @@
 
 mod anonymous;
 mod header;
+mod jwks;
+mod jwt;
 mod simple;
+
+pub use jwt::JwtKeys;
+pub use jwt::validate as validate_jwt;
 
 use crate::config::{Identity, Provider};
 use crate::roles::Principal;
@@ -30,12 +35,14 @@ enum Recognized {
     Yes(Principal),
 }
 
-/// Who is calling, from the request's headers and peer.
-pub fn identify(config: &Identity, headers: &HeaderMap, peer: IpAddr) -> Result<Principal, IdentityError> {
+/// Who is calling, from the request's headers and peer. Awaits only when a `jwt` token names a
+/// key the JWK set cache does not hold and a refetch is due.
+pub async fn identify(config: &Identity, headers: &HeaderMap, peer: IpAddr) -> Result<Principal, IdentityError> {
     for provider in &config.providers {
         let outcome = match provider {
             Provider::Simple => simple::recognize(headers)?,
             Provider::Header => header::recognize(&config.header, headers, peer)?,
+            Provider::Jwt => jwt::recognize(&config.jwt, headers).await?,
             Provider::Anonymous => anonymous::recognize(headers),
         };
         if let Recognized::Yes(principal) = outcome {
@@ -50,7 +57,8 @@ pub fn identify(config: &Identity, headers: &HeaderMap, peer: IpAddr) -> Result<
             }
         }
     }
-    Err(IdentityError::Missing(""))
+    let hint = if config.providers.contains(&Provider::Jwt) { " or `Authorization: Bearer <JWT>`" } else { "" };
+    Err(IdentityError::Missing(hint))
 }
 
 #[cfg(test)]
@@ -69,7 +77,17 @@ mod tests {
     const LOCAL: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 
     fn config(providers: Vec<Provider>) -> Identity {
-        Identity { providers, header: HeaderIdentity { trusted_peers: vec![LOCAL], ..HeaderIdentity::default() } }
+        Identity {
+            providers,
+            header: HeaderIdentity { trusted_peers: vec![LOCAL], ..HeaderIdentity::default() },
+            ..Identity::default()
+        }
+    }
+
+    /// `identify` outside a runtime (no provider here awaits).
+    fn identify(config: &Identity, headers: &HeaderMap, peer: IpAddr) -> Result<Principal, IdentityError> {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(super::identify(config, headers, peer))
     }
 
     #[test]

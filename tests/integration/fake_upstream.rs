@@ -174,14 +174,16 @@ pub async fn gate(upstream_url: &str, policy: &str, tweak: impl FnOnce(&mut Conf
     tweak(&mut config);
     let snapshot = crate::support::load(policy);
     let url = icegate::config::parse_upstream(upstream_url).unwrap();
-    let upstream = icegate::forward::Upstream::new(url, &config.upstream);
+    let upstream = icegate::forward::Upstream::new(url, &config.upstream).unwrap();
+    let tls = config.tls.as_ref().map(icegate::tls::server_config).transpose().unwrap();
     let shared = icegate::state::Shared::new(config, snapshot, upstream);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(icegate::server::serve(
+    tokio::spawn(icegate::server::serve_with(
         shared,
         listener,
+        tls,
         async move {
             let _ = rx.await;
         },

@@ -5,9 +5,11 @@
 mod cli;
 mod conformance;
 mod fake_upstream;
+mod identity_jwt;
 mod openapi;
 mod policy_load;
 mod properties;
 mod roles;
 mod serve;
 mod support;
+mod tls;

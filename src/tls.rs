@@ -1,0 +1,95 @@
+//! TLS: the listener's server config (certificate and key files, and a client CA for mTLS) and
+//! the upstream client's roots (the system's, plus a configured CA), all with rustls.
+
+use rustls::RootCertStore;
+use rustls::server::WebPkiClientVerifier;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum TlsError {
+    #[error("cannot read certificates from `{path}`: {message}")]
+    Certs { path: PathBuf, message: String },
+    #[error("cannot read a private key from `{path}`: {message}")]
+    Key { path: PathBuf, message: String },
+    #[error("invalid TLS setup: {0}")]
+    Config(String),
+}
+
+/// `[tls]`: serve HTTPS; with `client_ca_file`, require a client certificate signed by it.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListenerTls {
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
+    pub client_ca_file: Option<PathBuf>,
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+pub fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let certs = CertificateDer::pem_file_iter(path)
+        .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| TlsError::Certs { path: path.to_owned(), message: e.to_string() })?;
+    if certs.is_empty() {
+        return Err(TlsError::Certs { path: path.to_owned(), message: "no certificate in the file".into() });
+    }
+    Ok(certs)
+}
+
+fn load_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
+    PrivateKeyDer::from_pem_file(path).map_err(|e| TlsError::Key { path: path.to_owned(), message: e.to_string() })
+}
+
+fn roots(path: &Path) -> Result<RootCertStore, TlsError> {
+    let mut roots = RootCertStore::empty();
+    for cert in load_certs(path)? {
+        roots.add(cert).map_err(|e| TlsError::Certs { path: path.to_owned(), message: e.to_string() })?;
+    }
+    Ok(roots)
+}
+
+/// The listener's TLS config; ALPN offers HTTP/2 and HTTP/1.1.
+pub fn server_config(tls: &ListenerTls) -> Result<Arc<rustls::ServerConfig>, TlsError> {
+    let builder = rustls::ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TlsError::Config(e.to_string()))?;
+    let builder = match &tls.client_ca_file {
+        Some(ca) => {
+            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots(ca)?), provider())
+                .build()
+                .map_err(|e| TlsError::Config(e.to_string()))?;
+            builder.with_client_cert_verifier(verifier)
+        }
+        None => builder.with_no_client_auth(),
+    };
+    let mut config = builder
+        .with_single_cert(load_certs(&tls.cert_file)?, load_key(&tls.key_file)?)
+        .map_err(|e| TlsError::Config(e.to_string()))?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// The upstream client's TLS config: the system's roots, plus `ca_file` when set.
+pub fn client_config(ca_file: Option<&Path>) -> Result<rustls::ClientConfig, TlsError> {
+    let mut roots = RootCertStore::empty();
+    let native = rustls_native_certs::load_native_certs();
+    for cert in native.certs {
+        let _ = roots.add(cert);
+    }
+    if let Some(ca) = ca_file {
+        for cert in load_certs(ca)? {
+            roots.add(cert).map_err(|e| TlsError::Certs { path: ca.to_owned(), message: e.to_string() })?;
+        }
+    }
+    Ok(rustls::ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TlsError::Config(e.to_string()))?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}
