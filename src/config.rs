@@ -109,6 +109,8 @@ pub enum Provider {
     Simple,
     Header,
     Jwt,
+    /// The verified TLS client certificate (needs `[tls] client_ca_file`).
+    Mtls,
     Anonymous,
 }
 
@@ -119,11 +121,17 @@ pub struct Identity {
     pub providers: Vec<Provider>,
     pub header: HeaderIdentity,
     pub jwt: JwtIdentity,
+    pub mtls: crate::identity::mtls::MtlsIdentity,
 }
 
 impl Default for Identity {
     fn default() -> Self {
-        Self { providers: vec![Provider::Simple], header: HeaderIdentity::default(), jwt: JwtIdentity::default() }
+        Self {
+            providers: vec![Provider::Simple],
+            header: HeaderIdentity::default(),
+            jwt: JwtIdentity::default(),
+            mtls: crate::identity::mtls::MtlsIdentity::default(),
+        }
     }
 }
 
@@ -331,6 +339,14 @@ impl Config {
                 message: "must start with `/` and not end with one".into(),
             });
         }
+        if self.identity.providers.contains(&Provider::Mtls)
+            && self.tls.as_ref().is_none_or(|t| t.client_ca_file.is_none())
+        {
+            return Err(ConfigError::Invalid {
+                key: "identity.providers",
+                message: "`mtls` needs `tls.client_ca_file`, so that client certificates are verified".into(),
+            });
+        }
         if self.identity.providers.is_empty() {
             return Err(ConfigError::Invalid {
                 key: "identity.providers",
@@ -386,6 +402,18 @@ mod tests {
             (u.scheme.as_str(), u.authority.as_str(), u.base_path.as_str()),
             ("http", "127.0.0.1:8080", "/iceberg")
         );
+    }
+
+    #[test]
+    fn mtls_identity_needs_verified_client_certificates() {
+        let overrides = || Overrides {
+            upstream: Some("http://127.0.0.1:1".into()),
+            policy: Some("p.yaml".into()),
+            ..Overrides::default()
+        };
+        let mut c = Config::load(None, overrides()).unwrap();
+        c.identity.providers = vec![Provider::Mtls];
+        assert!(matches!(c.validate(), Err(ConfigError::Invalid { key: "identity.providers", .. })));
     }
 
     #[test]

@@ -19,13 +19,12 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Empty, Full};
 use hyper::body::Incoming;
-use std::net::IpAddr;
 use std::sync::Arc;
 
 /// Serves one request.
-pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: IpAddr) -> Response<Body> {
+pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<identity::Peer>) -> Response<Body> {
     let state = shared.state.load_full();
-    match pipeline(&shared, &state, request, peer).await {
+    match pipeline(&shared, &state, request, &peer).await {
         Ok(response) => response,
         Err(stop) => {
             tracing::debug!(status = stop.refusal.status, reason = %stop.reason, "refused");
@@ -38,7 +37,7 @@ async fn pipeline(
     shared: &Shared,
     state: &DecisionState,
     request: Request<Incoming>,
-    peer: IpAddr,
+    peer: &identity::Peer,
 ) -> Result<Response<Body>, Stop> {
     let snap = &state.snapshot;
     let settings = &shared.settings;

@@ -3,6 +3,7 @@
 //! and hands each request to [`crate::proxy::handle`]; stops accepting on shutdown and lets
 //! in-flight requests finish.
 
+use crate::identity::Peer;
 use crate::state::Shared;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -71,22 +72,32 @@ pub async fn serve_with(
         let _ = stream.set_nodelay(true);
         let shared = shared.clone();
         let in_flight = in_flight.clone();
-        let service = service_fn(move |request| {
-            let shared = shared.clone();
-            let in_flight = in_flight.clone();
-            async move {
-                let _slot = in_flight.acquire_owned().await;
-                Ok::<_, std::convert::Infallible>(crate::proxy::handle(shared, request, peer.ip()).await)
-            }
-        });
+        // The service of one connection: its peer (and verified client certificate) is fixed.
+        let service = move |peer: Arc<Peer>| {
+            service_fn(move |request| {
+                let shared = shared.clone();
+                let in_flight = in_flight.clone();
+                let peer = peer.clone();
+                async move {
+                    let _slot = in_flight.acquire_owned().await;
+                    Ok::<_, std::convert::Infallible>(crate::proxy::handle(shared, request, peer).await)
+                }
+            })
+        };
         let watcher = graceful.watcher();
         let builder = builder.clone();
         let acceptor = acceptor.clone();
         tokio::spawn(async move {
             let outcome = match acceptor {
-                None => watcher.watch(builder.serve_connection(TokioIo::new(stream), service).into_owned()).await,
+                None => {
+                    let service = service(Arc::new(Peer::plain(peer.ip())));
+                    watcher.watch(builder.serve_connection(TokioIo::new(stream), service).into_owned()).await
+                }
                 Some(acceptor) => match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
                     Ok(Ok(tls)) => {
+                        let client_cert =
+                            tls.get_ref().1.peer_certificates().and_then(|c| c.first()).map(|c| Arc::new(c.to_vec()));
+                        let service = service(Arc::new(Peer { ip: peer.ip(), client_cert }));
                         watcher.watch(builder.serve_connection(TokioIo::new(tls), service).into_owned()).await
                     }
                     Ok(Err(e)) => {

@@ -6,6 +6,7 @@ mod anonymous;
 mod header;
 mod jwks;
 mod jwt;
+pub mod mtls;
 mod simple;
 
 pub use jwt::JwtKeys;
@@ -37,11 +38,26 @@ enum Recognized {
 
 /// Who is calling, from the request's headers and peer. Awaits only when a `jwt` token names a
 /// key the JWK set cache does not hold and a refetch is due.
-pub async fn identify(config: &Identity, headers: &HeaderMap, peer: IpAddr) -> Result<Principal, IdentityError> {
+/// The other end of a connection: its address, and the client certificate the TLS listener
+/// verified, if any (DER).
+#[derive(Clone, Debug)]
+pub struct Peer {
+    pub ip: IpAddr,
+    pub client_cert: Option<std::sync::Arc<Vec<u8>>>,
+}
+
+impl Peer {
+    pub fn plain(ip: IpAddr) -> Self {
+        Self { ip, client_cert: None }
+    }
+}
+
+pub async fn identify(config: &Identity, headers: &HeaderMap, peer: &Peer) -> Result<Principal, IdentityError> {
     for provider in &config.providers {
         let outcome = match provider {
             Provider::Simple => simple::recognize(headers)?,
-            Provider::Header => header::recognize(&config.header, headers, peer)?,
+            Provider::Header => header::recognize(&config.header, headers, peer.ip)?,
+            Provider::Mtls => mtls::recognize(&config.mtls, peer)?,
             Provider::Jwt => jwt::recognize(&config.jwt, headers).await?,
             Provider::Anonymous => anonymous::recognize(headers),
         };
@@ -87,7 +103,7 @@ mod tests {
     /// `identify` outside a runtime (no provider here awaits).
     fn identify(config: &Identity, headers: &HeaderMap, peer: IpAddr) -> Result<Principal, IdentityError> {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(super::identify(config, headers, peer))
+        rt.block_on(super::identify(config, headers, &Peer::plain(peer)))
     }
 
     #[test]

@@ -89,6 +89,10 @@ struct Setup {
 }
 
 async fn setup(mtls: bool) -> Setup {
+    setup_with(mtls, |_| {}).await
+}
+
+async fn setup_with(mtls: bool, tweak: impl FnOnce(&mut icegate::config::Config)) -> Setup {
     let dir = TempDir::new("tls");
     let ca = ca("icegate test CA");
     let (cert, key) = leaf(&ca, "localhost");
@@ -99,6 +103,7 @@ async fn setup(mtls: bool) -> Setup {
         FakeUpstream::start(|_| Reply::json(200, serde_json::json!({"defaults": {}, "overrides": {}}))).await;
     let gate = gate(&upstream.url(""), POLICY, |c| {
         c.tls = Some(ListenerTls { cert_file, key_file, client_ca_file });
+        tweak(c);
     })
     .await;
     Setup { _dir: dir, _upstream: upstream, gate, ca }
@@ -126,4 +131,35 @@ async fn mtls_requires_a_client_certificate_from_the_client_ca() {
         p.not_after = rcgen::date_time_ymd(2021, 1, 1);
     });
     assert!(get_config(s.gate.addr, &s.ca.pem, Some(expired)).await.is_err(), "an expired certificate");
+}
+
+fn with_uri(uri: &'static str) -> impl FnOnce(&mut CertificateParams) {
+    move |p| p.subject_alt_names.push(rcgen::SanType::URI(rcgen::string::Ia5String::try_from(uri).unwrap()))
+}
+
+#[tokio::test]
+async fn the_mtls_provider_maps_a_spiffe_id_to_the_user() {
+    let s = setup_with(true, |c| {
+        c.identity.providers = vec![icegate::config::Provider::Mtls];
+        c.identity.mtls.san_uri_prefix = "spiffe://test.example/ns/jobs/sa/".into();
+    })
+    .await;
+    let alice = leaf_with(&s.ca, "job", with_uri("spiffe://test.example/ns/jobs/sa/alice"));
+    assert_eq!(get_config(s.gate.addr, &s.ca.pem, Some(alice)).await, Ok(200));
+    // a certificate outside the prefix names no user: 401, never a fall-through
+    let stranger = leaf_with(&s.ca, "job", with_uri("spiffe://other.example/sa/alice"));
+    assert_eq!(get_config(s.gate.addr, &s.ca.pem, Some(stranger)).await, Ok(401));
+    // a listed prefix but an unknown user: the user check refuses it
+    let bob = leaf_with(&s.ca, "job", with_uri("spiffe://test.example/ns/jobs/sa/bob"));
+    assert_eq!(get_config(s.gate.addr, &s.ca.pem, Some(bob)).await, Ok(403));
+}
+
+#[tokio::test]
+async fn the_mtls_provider_can_use_the_subject_cn() {
+    let s = setup_with(true, |c| {
+        c.identity.providers = vec![icegate::config::Provider::Mtls];
+        c.identity.mtls.source = icegate::identity::mtls::MtlsSource::Cn;
+    })
+    .await;
+    assert_eq!(get_config(s.gate.addr, &s.ca.pem, Some(leaf(&s.ca, "alice"))).await, Ok(200));
 }
