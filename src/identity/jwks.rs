@@ -58,7 +58,7 @@ struct State {
 #[derive(Debug)]
 pub struct Jwks {
     url: Uri,
-    client: Client<HttpConnector, Empty<Bytes>>,
+    client: Client<hyper_rustls::HttpsConnector<HttpConnector>, Empty<Bytes>>,
     cooldown: Duration,
     ttl: Duration,
     state: RwLock<State>,
@@ -67,12 +67,19 @@ pub struct Jwks {
 }
 
 impl Jwks {
-    pub fn new(url: Uri, cooldown: Duration, ttl: Duration) -> Self {
+    /// `tls`: the roots an `https://` JWK set URL is verified against.
+    pub fn new(url: Uri, cooldown: Duration, ttl: Duration, tls: rustls::ClientConfig) -> Self {
         let mut http = HttpConnector::new();
         http.set_connect_timeout(Some(FETCH_TIMEOUT));
+        http.enforce_http(false);
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
         Self {
             url,
-            client: Client::builder(TokioExecutor::new()).build(http),
+            client: Client::builder(TokioExecutor::new()).build(connector),
             cooldown,
             ttl,
             state: RwLock::new(State::default()),

@@ -80,6 +80,7 @@ impl Keys {
                 jwks_uri(url)?,
                 Duration::from_secs(config.jwks_refresh_cooldown_secs),
                 Duration::from_secs(config.jwks_cache_secs),
+                crate::tls::client_config(None).map_err(|e| e.to_string())?,
             )),
             None => None,
         };
@@ -90,9 +91,8 @@ impl Keys {
 fn jwks_uri(url: &str) -> Result<http::Uri, String> {
     let uri: http::Uri = url.parse().map_err(|_| format!("`{url}` is not a URL"))?;
     match uri.scheme_str() {
-        Some("http") if uri.authority().is_some() => Ok(uri),
-        Some("https") => Err(format!("`{url}`: https JWK set URLs are not supported yet, use http://")),
-        _ => Err(format!("`{url}`: expected `http://host[:port]/path`")),
+        Some("http" | "https") if uri.authority().is_some() => Ok(uri),
+        _ => Err(format!("`{url}`: expected `https://host[:port]/path` or `http://...`")),
     }
 }
 

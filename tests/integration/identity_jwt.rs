@@ -218,9 +218,13 @@ fn the_config_is_checked() {
         (JwtIdentity { public_keys: vec![], ..static_config() }, "no key would verify"),
         (JwtIdentity { public_keys: vec![data("missing.pem")], ..static_config() }, "cannot read"),
         (JwtIdentity { public_keys: vec![data("../jwt")], ..static_config() }, "cannot read"),
-        (JwtIdentity { jwks_url: Some("https://idp/jwks".into()), ..static_config() }, "https"),
+        (JwtIdentity { jwks_url: Some("ftp://idp/jwks".into()), ..static_config() }, "https://"),
         (JwtIdentity { jwks_url: Some("idp/jwks".into()), ..static_config() }, "jwks_url"),
     ];
+    // an https JWK set is accepted (verified against the system's roots)
+    assert!(
+        validate_jwt(&JwtIdentity { jwks_url: Some("https://idp.example/jwks".into()), ..static_config() }).is_ok()
+    );
     for (config, why) in bad {
         let e = validate_jwt(&config).unwrap_err().to_string();
         assert!(e.contains(why), "{why}: {e}");

@@ -985,3 +985,58 @@ async fn an_allowed_table_exists_is_forwarded_as_head() {
     let r = up.only();
     assert_eq!((r.method.as_str(), r.target.as_str()), ("HEAD", LOAD_ORDERS));
 }
+
+// ---- an upstream that resets mid-body ----
+
+/// An upstream that answers every request with `head` and `partial`, then closes.
+async fn truncating_upstream(head: &'static str, partial: &'static str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 65536];
+                let mut seen = Vec::new();
+                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => seen.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let _ = s.write_all(head.as_bytes()).await;
+                let _ = s.write_all(partial.as_bytes()).await;
+                let _ = s.shutdown().await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn a_list_cut_off_mid_body_is_502_not_a_partial_list() {
+    let url = truncating_upstream(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 400\r\n\r\n",
+        r#"{"identifiers":[{"namespace":["sales"],"name":"orders"}"#,
+    )
+    .await;
+    let g = gate(&url, POLICY, |_| {}).await;
+    let a = send(g.addr, "GET", LIST, &[("authorization", &basic("alice"))], b"").await;
+    a.assert_error(502, "BadGatewayException");
+}
+
+#[tokio::test]
+async fn a_streamed_response_cut_off_mid_body_does_not_reach_the_client_as_complete() {
+    let url = truncating_upstream(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 400\r\n\r\n",
+        r#"{"metadata-location":"s3://b/t/metadata/v1.json","metadata":{"format-version":2"#,
+    )
+    .await;
+    let g = gate(&url, POLICY, |_| {}).await;
+    let request = format!("GET {LOAD_ORDERS} HTTP/1.1\r\nhost: x\r\nauthorization: {}\r\n\r\n", basic("alice"));
+    let out = raw(g.addr, request.as_bytes(), Duration::from_secs(2)).await;
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    // the client is told 400 bytes and gets fewer before the connection ends: it sees the cut
+    assert!(head.contains("content-length: 400"), "{head}");
+    assert!(body.len() < 400, "{}", body.len());
+}
