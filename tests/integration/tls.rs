@@ -163,3 +163,59 @@ async fn the_mtls_provider_can_use_the_subject_cn() {
     .await;
     assert_eq!(get_config(s.gate.addr, &s.ca.pem, Some(leaf(&s.ca, "alice"))).await, Ok(200));
 }
+
+/// A minimal HTTPS upstream for `localhost`, answering getConfig; counts its requests.
+async fn https_upstream(ca: &Ca) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    let (cert, key) = leaf(ca, "localhost");
+    let certs = CertificateDer::pem_slice_iter(cert.as_bytes()).map(Result::unwrap).collect();
+    let config = rustls::ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certs, PrivateKeyDer::from_pem_slice(key.as_bytes()).unwrap())
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let hits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = hits.clone();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            let counter = counter.clone();
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(tcp).await else { return };
+                let service = hyper::service::service_fn(move |_req| {
+                    counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    async {
+                        Ok::<_, std::convert::Infallible>(http::Response::new(http_body_util::Full::new(
+                            Bytes::from_static(br#"{"defaults":{},"overrides":{}}"#),
+                        )))
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tls), service).await;
+            });
+        }
+    });
+    (format!("https://localhost:{port}"), hits)
+}
+
+#[tokio::test]
+async fn an_https_upstream_is_verified_against_the_configured_ca() {
+    let dir = TempDir::new("https-upstream");
+    let ca = ca("upstream CA");
+    let (url, hits) = https_upstream(&ca).await;
+    let ca_file = dir.write("upstream-ca.pem", &ca.pem);
+    let trusted = gate(&url, POLICY, |c| c.upstream.ca_file = Some(ca_file)).await;
+    let a =
+        crate::fake_upstream::send(trusted.addr, "GET", "/v1/config", &[("authorization", &basic("alice"))], b"").await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // without the CA the upstream's certificate is not trusted: 502, nothing served
+    let untrusting = gate(&url, POLICY, |_| {}).await;
+    let a =
+        crate::fake_upstream::send(untrusting.addr, "GET", "/v1/config", &[("authorization", &basic("alice"))], b"")
+            .await;
+    a.assert_error(502, "BadGatewayException");
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
