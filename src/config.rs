@@ -258,13 +258,20 @@ impl Default for Lists {
     }
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Audit {
+    /// One JSON line per request (DESIGN.md §10).
+    pub enabled: bool,
     /// A file to append audit lines to; unset: stdout.
     pub file: Option<PathBuf>,
 }
 
+impl Default for Audit {
+    fn default() -> Self {
+        Self { enabled: true, file: None }
+    }
+}
 /// Command-line values that override the file.
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {

@@ -14,6 +14,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod accept;
+pub mod audit;
 pub mod cli;
 pub mod config;
 pub mod decide;

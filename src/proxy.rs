@@ -14,7 +14,7 @@ use crate::outbound::{self, Outbound};
 use crate::policy::authorize::{self, Scope};
 use crate::rewrite;
 use crate::state::{DecisionState, Shared};
-use crate::{accept, identity};
+use crate::{accept, audit, identity};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Empty, Full};
@@ -23,13 +23,45 @@ use std::sync::Arc;
 
 /// Serves one request.
 pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<identity::Peer>) -> Response<Body> {
+    let started = std::time::Instant::now();
     let state = shared.state.load_full();
-    match pipeline(&shared, &state, request, &peer).await {
-        Ok(response) => response,
+    let mut record = shared.audit.start(state.generation);
+    let response = match pipeline(&shared, &state, request, &peer, &mut record).await {
+        Ok(response) => {
+            record.decision = "allow";
+            response
+        }
         Err(stop) => {
             tracing::debug!(status = stop.refusal.status, reason = %stop.reason, "refused");
+            record.operation = record.operation.or(stop.operation.map(OperationId::as_str));
+            record.reason = Some(stop.reason);
             error::response(&stop.refusal)
         }
+    };
+    // audit
+    record.status = response.status().as_u16();
+    record.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    shared.audit.emit(&record);
+    response
+}
+
+/// The objects of a route, for the audit record.
+fn audit_objects(route: &Route, catalog: &str) -> Vec<audit::Object> {
+    use OperationId as Op;
+    let schema = route.namespace.as_ref().map(|ns| format!("{catalog}.{}", ns.schema_name()));
+    let leaf = |kind| {
+        schema.as_ref().zip(route.name.as_ref()).map(|(s, n)| audit::Object { kind, full_name: format!("{s}.{n}") })
+    };
+    let object = match route.operation {
+        Op::LoadView | Op::ReplaceView | Op::DropView | Op::ViewExists => leaf("VIEW"),
+        Op::LoadFunction => leaf("FUNCTION"),
+        _ if route.name.is_some() => leaf("TABLE"),
+        _ => schema.clone().map(|full_name| audit::Object { kind: "SCHEMA", full_name }),
+    };
+    match object {
+        Some(o) => vec![o],
+        None if catalog.is_empty() => Vec::new(),
+        None => vec![audit::Object { kind: "CATALOG", full_name: catalog.to_owned() }],
     }
 }
 
@@ -38,6 +70,7 @@ async fn pipeline(
     state: &DecisionState,
     request: Request<Incoming>,
     peer: &identity::Peer,
+    record: &mut audit::Record,
 ) -> Result<Response<Body>, Stop> {
     let snap = &state.snapshot;
     let settings = &shared.settings;
@@ -54,7 +87,10 @@ async fn pipeline(
     // getToken is how a client gets the credential that identifies it: recognized right after
     // hop-by-hop removal, it skips every check (DESIGN.md §4, §5).
     if routes::is_get_token(&method, &target, &settings.base_path) {
-        return forward_token_request(shared, parts, body).await;
+        record.operation = Some(OperationId::GetToken.as_str());
+        let response = forward_token_request(shared, parts, body).await?;
+        record.upstream_status = Some(response.status().as_u16());
+        return Ok(response);
     }
     accept::check_duplicates(&parts.headers).map_err(|r| Stop::plain(r, None))?;
 
@@ -62,9 +98,12 @@ async fn pipeline(
     let principal = identity::identify(&shared.config.identity, &parts.headers, peer)
         .await
         .map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    record.user = Some(principal.user.clone());
+    record.groups = Some(principal.groups.clone());
 
     // parse
     let roles_header = parts.headers.get("x-gravitino-active-roles").map(HeaderValue::as_bytes);
+    record.active_roles_header = roles_header.map(|v| String::from_utf8_lossy(v).into_owned());
     let (route, header) = decide::parse_stage(settings, &method, &target, roles_header, |route, token| {
         shared.tokens.open(&token_binding(&principal.user, route), token)
     })?;
@@ -72,6 +111,8 @@ async fn pipeline(
     // classify
     let (route, catalog) = decide::classify_stage(snap, &method, route.as_ref())?;
     let op = route.operation;
+    record.operation = Some(op.as_str());
+    record.objects = audit_objects(route, catalog);
 
     // narrow
     let narrowed = decide::narrow_stage(snap, settings, &principal, &header, op)?;
@@ -86,14 +127,20 @@ async fn pipeline(
             strip_delegation: false,
         };
         let response = send(shared, &parts.headers, &out, Empty::new().map_err(|never| match never {}).boxed()).await?;
+        record.upstream_status = Some(response.status().as_u16());
         return rewrite_response(shared, route, None, response, |_| true, &parts.headers, &out).await;
     };
+    let names =
+        |roles: &[crate::policy::snapshot::RoleId]| roles.iter().map(|r| snap.role_name(*r).to_owned()).collect();
+    record.groups = Some(narrowed.groups.iter().map(ToString::to_string).collect());
+    record.held_roles = Some(names(&narrowed.held_ordered));
+    record.active_roles = Some(names(&narrowed.active_ordered));
     let subject = narrowed.subject(&principal.user);
     let request = decide::request_of(route, catalog);
 
     // authorize what the path decides (with the lookup step of 403-or-404)
     match decide::authorize_path_stage(snap, &subject, route, &request)? {
-        PathCheck::Allow(_) => {}
+        PathCheck::Allow(reason) => record.reason = Some(reason),
         PathCheck::AskExistence(reason) => {
             let missing = upstream_says_missing(shared, &parts.headers, route).await;
             return Err(decide::existence_answer(route, reason, missing));
@@ -116,6 +163,9 @@ async fn pipeline(
     let scope = authorize::credential_scope(snap, &subject, &request);
     let service = shared.config.upstream.auth == crate::config::UpstreamAuth::Service;
     let strip_delegation = scope.is_some_and(|s| s.narrowed < s.unnarrowed || (service && s.narrowed == Scope::Read));
+    if scope.is_some() {
+        record.credential = Some(if strip_delegation { "stripped" } else { "kept" });
+    }
     let query = route.query.canonical();
     let out = Outbound {
         method: &parts.method,
@@ -130,6 +180,7 @@ async fn pipeline(
         RequestBody::Stream(incoming) => incoming.map_err(|e| Box::new(e) as crate::forward::BoxError).boxed(),
     };
     let response = send(shared, &parts.headers, &out, upstream_body).await?;
+    record.upstream_status = Some(response.status().as_u16());
 
     // rewrite
     let mut entries =

@@ -28,6 +28,7 @@ pub struct Shared {
     pub tokens: TokenCodec,
     /// Keys `Idempotency-Key` per user, so one user's key never replays another's response.
     pub idempotency_secret: [u8; 32],
+    pub audit: crate::audit::Audit,
 }
 
 impl Shared {
@@ -42,7 +43,19 @@ impl Shared {
             }
             None => rand_secret(),
         };
+        let sink = match (&config.audit.enabled, &config.audit.file) {
+            (false, _) => crate::audit::Sink::Off,
+            (true, None) => crate::audit::Sink::Stdout,
+            (true, Some(path)) => match std::fs::OpenOptions::new().create(true).append(true).open(path) {
+                Ok(file) => crate::audit::Sink::File(std::sync::Mutex::new(file)),
+                Err(e) => {
+                    tracing::error!(path = %path.display(), error = %e, "cannot open the audit file; auditing to stdout");
+                    crate::audit::Sink::Stdout
+                }
+            },
+        };
         Arc::new(Self {
+            audit: crate::audit::Audit::new(sink),
             state: ArcSwap::from_pointee(DecisionState { snapshot, generation: 1 }),
             settings: config.decide_settings(),
             config,

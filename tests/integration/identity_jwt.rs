@@ -301,21 +301,26 @@ async fn burst(c: &Identity, token: &str, n: usize) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn unknown_kids_refetch_once_per_cooldown() {
+    // A 3 s cooldown: long enough that a slow, loaded CI machine stays inside it for a burst.
     let server = JwksServer::start(vec![jwk("rsa1.key.pem", "k1")]).await;
-    let jwt = server.config(1);
+    let jwt = server.config(3);
     validate_jwt(&jwt).unwrap();
     let c = identity(jwt, vec![Provider::Jwt]);
     let good = sign(Algorithm::RS256, &rsa("rsa1.key.pem"), Some("k1"), &claims(json!({})));
+    // signed before the clock matters: RSA signing is slow in a debug build
+    let unknown: Vec<String> = (0..20)
+        .map(|i| sign(Algorithm::RS256, &rsa("rsa1.key.pem"), Some(&format!("nope{i}")), &claims(json!({}))))
+        .collect();
     assert_eq!(burst(&c, &good, 20).await, 20);
     assert_eq!(server.hits(), 1, "the first burst fetches once");
     assert_eq!(burst(&c, &good, 20).await, 20);
     assert_eq!(server.hits(), 1, "a known kid is served from the cache");
-    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    tokio::time::sleep(Duration::from_millis(3_100)).await;
     // 20 tokens at once, each with a kid nobody knows
-    let tasks: Vec<_> = (0..20)
-        .map(|i| {
+    let tasks: Vec<_> = unknown
+        .into_iter()
+        .map(|token| {
             let c = c.clone();
-            let token = sign(Algorithm::RS256, &rsa("rsa1.key.pem"), Some(&format!("nope{i}")), &claims(json!({})));
             tokio::spawn(async move { who(&c, &token).await })
         })
         .collect();

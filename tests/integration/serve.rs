@@ -1040,3 +1040,49 @@ async fn a_streamed_response_cut_off_mid_body_does_not_reach_the_client_as_compl
     assert!(head.contains("content-length: 400"), "{head}");
     assert!(body.len() < 400, "{}", body.len());
 }
+
+// ---- audit ----
+
+#[tokio::test]
+async fn every_request_gets_one_audit_line_without_secrets() {
+    let dir = crate::support::TempDir::new("audit");
+    let file = dir.path().join("audit.jsonl");
+    let path = file.clone();
+    let (_up, g) = setup_with(
+        |_| Reply::ok(),
+        move |c| {
+            c.audit.enabled = true;
+            c.audit.file = Some(path);
+        },
+    )
+    .await;
+    let secret = basic("alice");
+    let a =
+        send(g.addr, "GET", LOAD_ORDERS, &[("authorization", &secret), ("x-gravitino-active-roles", "analyst")], b"")
+            .await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    let d = send(g.addr, "DELETE", LOAD_ORDERS, &[("authorization", &secret)], b"").await;
+    assert_eq!(d.status, 403);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    let (allowed, denied) = (&lines[0], &lines[1]);
+    assert_eq!(allowed["decision"], "allow");
+    assert_eq!(allowed["user"], "alice");
+    assert_eq!(allowed["operation"], "loadTable");
+    assert_eq!(allowed["status"], 200);
+    assert_eq!(allowed["upstream_status"], 200);
+    assert_eq!(allowed["active_roles_header"], "analyst");
+    assert_eq!(allowed["active_roles"], json!(["analyst"]));
+    assert_eq!(allowed["objects"], json!([{"type": "TABLE", "fullName": "prod.sales.orders"}]));
+    assert_eq!(allowed["policy_generation"], 1);
+    assert!(allowed["credential"].is_string(), "{allowed}");
+    assert_eq!(denied["decision"], "deny");
+    assert_eq!(denied["status"], 403);
+    assert_eq!(denied["operation"], "dropTable");
+    assert!(denied["upstream_status"].is_null());
+    assert!(denied["reason"].as_str().unwrap().contains("own(table)"), "{denied}");
+    assert_ne!(allowed["request_id"], denied["request_id"]);
+    // the credential never appears, neither encoded nor decoded
+    assert!(!text.contains(secret.trim_start_matches("Basic ")) && !text.contains("alice:pw"), "{text}");
+}
