@@ -9,9 +9,8 @@ use criterion::{BatchSize, Criterion, SamplingMode};
 use icegate::iceberg::list::{Entry, ListKind};
 use icegate::iceberg::{Namespace, OperationId, TableIdent};
 use icegate::policy::Snapshot;
-use icegate::policy::authorize::{
-    EntryFilter, Reason, Request, Verdict, authorize_path, credential_scope, entry_visible,
-};
+use icegate::policy::authorize::{Reason, Request, Verdict, authorize_path, credential_scope};
+use icegate::policy::entries::{EntryFilter, entry_visible};
 use icegate::policy::load::{Loaded, Source, build, load_sources, parse};
 use icegate::roles::{ActiveRoles, Narrowed, OwnershipMode, Principal, check_user, narrow, parse_header};
 use std::collections::HashSet;

@@ -303,7 +303,7 @@ fn run(snap: &Snapshot, settings: &Settings, input: &Input<'_>) -> Result<Outcom
         outcome.narrowing_lowered_scope = scope.narrowed < scope.unnarrowed;
     }
     if let (Some(kind), Some(response)) = (ListKind::for_operation(op), input.list_response) {
-        let mut entries = authorize::EntryFilter::new(snap, &subject, catalog, kind);
+        let mut entries = crate::policy::entries::EntryFilter::new(snap, &subject, catalog, kind);
         let page = list::filter(kind, response, &settings.namespace_separators, |entry| entries.visible(entry))
             .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
         outcome.visible = Some(page.visible().map(ToOwned::to_owned).collect());

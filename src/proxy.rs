@@ -184,7 +184,7 @@ async fn pipeline(
 
     // rewrite
     let mut entries =
-        ListKind::for_operation(op).map(|kind| authorize::EntryFilter::new(snap, &subject, catalog, kind));
+        ListKind::for_operation(op).map(|kind| crate::policy::entries::EntryFilter::new(snap, &subject, catalog, kind));
     let visible = |entry: &crate::iceberg::list::Entry| entries.as_mut().is_some_and(|f| f.visible(entry));
     rewrite_response(shared, route, scope.map(|s| s.narrowed), response, visible, &parts.headers, &out).await
 }

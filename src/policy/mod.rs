@@ -2,10 +2,12 @@
 
 pub mod authorize;
 mod build;
+pub mod entries;
 pub mod eval;
 pub mod explain;
 pub mod load;
 pub mod model;
+mod names;
 mod raw;
 pub mod rules;
 pub mod snapshot;

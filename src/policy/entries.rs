@@ -1,0 +1,96 @@
+//! List entries: which entries of a list response a caller may see (DESIGN.md §4 "Lists"),
+//! decided with the listed namespace's chain resolved once per response.
+
+use super::authorize::{Ident, Object, resolve};
+use super::eval::{Subject, Target, evaluate};
+use super::rules::Rule;
+use super::snapshot::Snapshot;
+use crate::iceberg::list::{Entry, ListKind};
+
+/// Decides the entries of one list response. The listed namespace's chain is resolved once
+/// and reused for every entry under it, and the answer for an entry the policy never names
+/// (no node of its own) is computed once, since it can only depend on the shared chain.
+#[derive(Debug)]
+pub struct EntryFilter<'s> {
+    snap: &'s Snapshot,
+    subject: &'s Subject<'s>,
+    catalog: &'s str,
+    kind: ListKind,
+    /// The last namespace seen, its resolved chain, and the answer for unnamed leaves.
+    base: Option<(Vec<String>, Target, Option<bool>)>,
+}
+
+impl<'s> EntryFilter<'s> {
+    pub fn new(snap: &'s Snapshot, subject: &'s Subject<'s>, catalog: &'s str, kind: ListKind) -> Self {
+        Self { snap, subject, catalog, kind, base: None }
+    }
+
+    pub fn visible(&mut self, entry: &Entry) -> bool {
+        let (rule, levels, name) = match (self.kind, entry) {
+            (ListKind::Namespaces, Entry::Namespace(_)) => {
+                return entry_visible(self.snap, self.subject, self.catalog, self.kind, entry);
+            }
+            (ListKind::Tables, Entry::Object(i)) => (Rule::TableEntry, i.namespace.levels(), i.name.as_str()),
+            (ListKind::Views, Entry::Object(i)) => (Rule::ViewEntry, i.namespace.levels(), i.name.as_str()),
+            (ListKind::Functions, Entry::Object(i)) => (Rule::FunctionEntry, i.namespace.levels(), i.name.as_str()),
+            _ => return false,
+        };
+        if self.base.as_ref().is_none_or(|(ns, _, _)| ns.as_slice() != levels) {
+            let target = Target::resolve(self.snap, self.catalog, levels, None);
+            self.base = Some((levels.to_vec(), target, None));
+        }
+        let Some((_, chain, unnamed)) = self.base.as_mut() else { return false };
+        let leaf = chain_leaf(self.snap, chain, levels.len(), self.kind, name);
+        if leaf.is_none()
+            && let Some(answer) = unnamed
+        {
+            return *answer;
+        }
+        let mut target =
+            Target { catalog: chain.catalog, schemas: std::mem::take(&mut chain.schemas), ..Target::default() };
+        match self.kind {
+            ListKind::Tables => target.table = leaf,
+            ListKind::Views => target.view = leaf,
+            _ => target.function = leaf,
+        }
+        let answer = evaluate(self.snap, self.subject, &target, rule.formula()).allowed;
+        chain.schemas = target.schemas;
+        if leaf.is_none() {
+            *unnamed = Some(answer);
+        }
+        answer
+    }
+}
+
+/// The leaf node of `name` under a resolved chain, when the chain reached the namespace.
+fn chain_leaf(
+    snap: &Snapshot,
+    chain: &Target,
+    depth: usize,
+    kind: ListKind,
+    name: &str,
+) -> Option<super::snapshot::NodeId> {
+    if depth == 0 || chain.schemas.len() != depth {
+        return None;
+    }
+    let node = snap.node(*chain.schemas.last()?);
+    match kind {
+        ListKind::Tables => node.tables.get(name).copied(),
+        ListKind::Views => node.views.get(name).copied(),
+        ListKind::Functions => node.functions.get(name).copied(),
+        ListKind::Namespaces => None,
+    }
+}
+
+/// Whether a list entry is shown (DESIGN.md §4 "Lists").
+pub fn entry_visible(snap: &Snapshot, subject: &Subject<'_>, catalog: &str, kind: ListKind, entry: &Entry) -> bool {
+    let (rule, object) = match (kind, entry) {
+        (ListKind::Namespaces, Entry::Namespace(ns)) => (Rule::NamespaceEntry, Object::Namespace(ns.levels())),
+        (ListKind::Tables, Entry::Object(i)) => (Rule::TableEntry, Object::Table(Ident::of(i))),
+        (ListKind::Views, Entry::Object(i)) => (Rule::ViewEntry, Object::View(Ident::of(i))),
+        (ListKind::Functions, Entry::Object(i)) => (Rule::FunctionEntry, Object::Function(Ident::of(i))),
+        _ => return false,
+    };
+    let target = resolve(snap, catalog, &object);
+    evaluate(snap, subject, &target, rule.formula()).allowed
+}
