@@ -102,6 +102,16 @@ try:
 except duckdb.Error as e:
     step("duckdb with an unheld role is refused", "403" in str(e) or "cannot assume" in str(e), str(e).splitlines()[0][:160])
 
-total = 11
+bob_duck = duck("bob", "engineer")
+bob_duck.execute("INSERT INTO cat.sales.events VALUES (4, 'rye')")
+count = con.execute("SELECT count(*) FROM cat.sales.events").fetchone()[0]
+step("duckdb as bob/engineer inserts a row (alice then reads 4)", count == 4, f"{count} rows")
+try:
+    con.execute("INSERT INTO cat.sales.events VALUES (5, 'x')")
+    step("duckdb as alice/analyst cannot insert", False, "it was allowed")
+except duckdb.Error as e:
+    step("duckdb as alice/analyst cannot insert", "Forbidden" in str(e) or "403" in str(e), str(e).splitlines()[0][:160])
+
+total = 13
 print(f"{total - failures} passed, {failures} failed")
 sys.exit(1 if failures else 0)
