@@ -39,6 +39,7 @@ pub struct Config {
     pub limits: Limits,
     pub lists: Lists,
     pub audit: Audit,
+    pub credentials: crate::credentials::Config,
 }
 
 impl Default for Config {
@@ -55,6 +56,7 @@ impl Default for Config {
             limits: Limits::default(),
             lists: Lists::default(),
             audit: Audit::default(),
+            credentials: crate::credentials::Config::default(),
         }
     }
 }
@@ -371,6 +373,7 @@ impl Config {
                 message: "expected 64 hex characters".into(),
             });
         }
+        self.credentials.validate()?;
         Ok(())
     }
 

@@ -148,3 +148,20 @@ impl From<&crate::rewrite::RewriteError> for Refusal {
         Self::new(502, "BadGatewayException", e.to_string())
     }
 }
+
+impl From<&crate::vending::VendError> for Refusal {
+    fn from(e: &crate::vending::VendError) -> Self {
+        match e {
+            crate::vending::VendError::Locations(404) => {
+                Self::new(404, "NoSuchTableException", "table does not exist upstream")
+            }
+            _ => Self::new(502, "BadGatewayException", e.to_string()),
+        }
+    }
+}
+
+impl From<&crate::credentials::sign::SignError> for Refusal {
+    fn from(e: &crate::credentials::sign::SignError) -> Self {
+        Self::forbidden(format!("not authorized to sign: {e}"))
+    }
+}

@@ -3,6 +3,7 @@
 //! adds → forward → rewrite. The first stage that refuses answers; the decision state is
 //! loaded once and every stage reads that one value.
 
+use crate::credentials::{Action, sign};
 use crate::decide::{self, PathCheck, Stop};
 use crate::error::{self, Refusal};
 use crate::forward::Body;
@@ -11,10 +12,10 @@ use crate::iceberg::routes::{self, Route};
 use crate::iceberg::{OperationId, body as iceberg_body};
 use crate::inspect::{self, RequestBody};
 use crate::outbound::{self, Outbound};
-use crate::policy::authorize::{self, Scope};
-use crate::rewrite;
+use crate::policy::authorize;
 use crate::state::{DecisionState, Shared};
 use crate::{accept, audit, identity};
+use crate::{rewrite, vending};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Empty, Full};
@@ -128,7 +129,7 @@ async fn pipeline(
         };
         let response = send(shared, &parts.headers, &out, Empty::new().map_err(|never| match never {}).boxed()).await?;
         record.upstream_status = Some(response.status().as_u16());
-        return rewrite_response(shared, route, None, response, |_| true, &parts.headers, &out).await;
+        return rewrite_response(shared, route, None, response, |_| true, &parts.headers, &out).await.map(|(r, _)| r);
     };
     let names =
         |roles: &[crate::policy::snapshot::RoleId]| roles.iter().map(|r| snap.role_name(*r).to_owned()).collect();
@@ -137,6 +138,14 @@ async fn pipeline(
     record.active_roles = Some(names(&narrowed.active_ordered));
     let subject = narrowed.subject(&principal.user);
     let request = decide::request_of(route, catalog);
+    let base_out = Outbound {
+        method: &parts.method,
+        path: &route.canonical_path,
+        query: "",
+        user: &principal.user,
+        active_roles: narrowed.upstream_header.as_deref(),
+        strip_delegation: false,
+    };
 
     // authorize what the path decides (with the lookup step of 403-or-404)
     match decide::authorize_path_stage(snap, &subject, route, &request)? {
@@ -152,29 +161,29 @@ async fn pipeline(
         .await
         .map_err(|e| Stop::plain(e.refusal(), Some(op)))?;
 
-    // authorize what the body adds
+    // authorize what the body adds, and where a sign request reaches (DESIGN.md §8)
     if let RequestBody::Buffered(bytes) = &body {
         let parsed = iceberg_body::inspect(route, bytes, &settings.namespace_separators)
             .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
         decide::authorize_body_stage(snap, &subject, route, &request, &parsed)?;
+        if let iceberg_body::Body::SignRequest(sign) = &parsed {
+            let table = vending::table_path(route).unwrap_or_default();
+            let lookup = Outbound { path: &table, query: "", strip_delegation: true, ..base_out };
+            let locations = table_locations(shared, &parts.headers, &lookup)
+                .await
+                .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+            sign::check(sign, &locations).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+        }
     }
 
     // forward
-    let scope = authorize::credential_scope(snap, &subject, &request);
-    let service = shared.config.upstream.auth == crate::config::UpstreamAuth::Service;
-    let strip_delegation = scope.is_some_and(|s| s.narrowed < s.unnarrowed || (service && s.narrowed == Scope::Read));
-    if scope.is_some() {
-        record.credential = Some(if strip_delegation { "stripped" } else { "kept" });
-    }
+    let action = authorize::credential_scope(snap, &subject, &request).map(|scope| {
+        let service = shared.config.upstream.auth == crate::config::UpstreamAuth::Service;
+        Action::decide(shared.config.credentials.mode, scope, service)
+    });
+    record.credential = action.map(Action::audit);
     let query = route.query.canonical();
-    let out = Outbound {
-        method: &parts.method,
-        path: &route.canonical_path,
-        query: &query,
-        user: &principal.user,
-        active_roles: narrowed.upstream_header.as_deref(),
-        strip_delegation,
-    };
+    let out = Outbound { query: &query, strip_delegation: action.is_some_and(Action::strips_delegation), ..base_out };
     let upstream_body = match body {
         RequestBody::Buffered(bytes) => Full::new(bytes).map_err(|never| match never {}).boxed(),
         RequestBody::Stream(incoming) => incoming.map_err(|e| Box::new(e) as crate::forward::BoxError).boxed(),
@@ -186,7 +195,58 @@ async fn pipeline(
     let mut entries =
         ListKind::for_operation(op).map(|kind| crate::policy::entries::EntryFilter::new(snap, &subject, catalog, kind));
     let visible = |entry: &crate::iceberg::list::Entry| entries.as_mut().is_some_and(|f| f.visible(entry));
-    rewrite_response(shared, route, scope.map(|s| s.narrowed), response, visible, &parts.headers, &out).await
+    let active_roles = record.active_roles.clone().unwrap_or_default();
+    let vend = action.map(|action| Vend {
+        action,
+        caller: vending::Caller {
+            user: &principal.user,
+            active_roles: &active_roles,
+            table: record.objects.first().map_or("", |o| o.full_name.as_str()),
+            asked: asks_for_vended_credentials(&parts.headers),
+        },
+    });
+    let (response, done) = rewrite_response(shared, route, vend, response, visible, &parts.headers, &out).await?;
+    record.credential = done.map(Action::audit).or(record.credential);
+    Ok(response)
+}
+
+/// What the rewrite stage does with a credential-bearing response.
+#[derive(Clone, Copy, Debug)]
+struct Vend<'a> {
+    action: Action,
+    caller: vending::Caller<'a>,
+}
+
+fn asks_for_vended_credentials(headers: &HeaderMap) -> bool {
+    headers
+        .get_all("x-iceberg-access-delegation")
+        .iter()
+        .any(|v| v.to_str().is_ok_and(|v| v.split(',').any(|m| m.trim().eq_ignore_ascii_case("vended-credentials"))))
+}
+
+/// The table's locations, from the cache or a load of the table upstream (`lookup` is a GET
+/// of the table's path with the caller's credentials and enforced active roles).
+async fn table_locations(
+    shared: &Shared,
+    caller: &HeaderMap,
+    lookup: &Outbound<'_>,
+) -> Result<Arc<Vec<String>>, vending::VendError> {
+    if let Some(cached) = shared.vending.cached_locations(lookup.path) {
+        return Ok(cached);
+    }
+    let get = http::Method::GET;
+    let out = Outbound { method: &get, ..*lookup };
+    let empty = Empty::new().map_err(|never| match never {}).boxed();
+    let response = send(shared, &strip_idempotency(caller), &out, empty)
+        .await
+        .map_err(|s| vending::VendError::Locations(s.refusal.status))?;
+    if response.status() != StatusCode::OK {
+        return Err(vending::VendError::Locations(response.status().as_u16()));
+    }
+    let body = rewrite::collect(response.into_body()).await.map_err(|_| vending::VendError::Locations(502))?;
+    let locations = vending::locations_of(body)?;
+    shared.vending.remember_locations(lookup.path, Arc::clone(&locations));
+    Ok(locations)
 }
 
 /// Binds a page token to the caller and the list it came from.
@@ -257,16 +317,16 @@ fn strip_idempotency(headers: &HeaderMap) -> HeaderMap {
 async fn rewrite_response(
     shared: &Shared,
     route: &Route,
-    scope: Option<Scope>,
+    vend: Option<Vend<'_>>,
     response: Response<Incoming>,
     visible: impl FnMut(&crate::iceberg::list::Entry) -> bool,
     caller: &HeaderMap,
     out: &Outbound<'_>,
-) -> Result<Response<Body>, Stop> {
+) -> Result<(Response<Body>, Option<Action>), Stop> {
     let op = route.operation;
     let (mut head, body) = response.into_parts();
     accept::strip_hop_by_hop(&mut head.headers);
-    if scope.is_some() || op == OperationId::GetConfig {
+    if vend.is_some() || op == OperationId::GetConfig {
         head.headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     let fail = |e: rewrite::RewriteError| Stop::plain(Refusal::from(&e), Some(op));
@@ -305,11 +365,24 @@ async fn rewrite_response(
         Some(Bytes::from(filtered.body))
     } else if op == OperationId::GetConfig && head.status == StatusCode::OK {
         let bytes = rewrite::collect(body).await.map_err(fail)?;
-        Some(rewrite::clean_config(&bytes).map_err(fail)?)
+        Some(rewrite::clean_config(&bytes, &shared.config.credentials.secret_config_keys).map_err(fail)?)
+    } else if let (Some(vend), true) = (vend, head.status == StatusCode::OK) {
+        let bytes = rewrite::collect(body).await.map_err(fail)?;
+        let table = vending::table_path(route).unwrap_or_default();
+        let lookup = Outbound { path: &table, query: "", strip_delegation: true, ..*out };
+        let locations = || table_locations(shared, caller, &lookup);
+        let (chunks, done) = shared
+            .vending
+            .rewrite(op, bytes, vend.action, vend.caller, &table, locations)
+            .await
+            .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+        head.headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from(chunks.len()));
+        return Ok((Response::from_parts(head, chunks.boxed()), Some(done)));
     } else {
-        return Ok(Response::from_parts(head, body.map_err(|e| Box::new(e) as crate::forward::BoxError).boxed()));
+        let passed = Response::from_parts(head, body.map_err(|e| Box::new(e) as crate::forward::BoxError).boxed());
+        return Ok((passed, None));
     };
     let bytes = rewritten.unwrap_or_default();
     head.headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
-    Ok(Response::from_parts(head, Full::new(bytes).map_err(|never| match never {}).boxed()))
+    Ok((Response::from_parts(head, Full::new(bytes).map_err(|never| match never {}).boxed()), None))
 }

@@ -118,12 +118,21 @@ const CREDENTIAL_KEYS: [&str; 9] = [
     "adls.auth.shared-key.",
 ];
 
+/// Words that mark a key as secret whatever the upstream calls it (`s3.secret-key`,
+/// `credential`, `oauth2.token-exchange`...): removing a harmless key costs little, leaking a
+/// secret one costs much.
+const SECRET_WORDS: [&str; 6] = ["secret", "token", "password", "credential", "sas-", "-key"];
+
 /// Whether a getConfig `defaults`/`overrides` key is removed: `uri` would send clients around
 /// icegate, `token` would let them authenticate as icegate, `namespace-separator` would make
-/// them use a separator icegate refuses; credentials never leave.
-fn removed_config_key(key: &str) -> bool {
+/// them use a separator icegate refuses; credentials never leave, nor does a key named like
+/// one. `header.*` keys are the catalog's instructions to clients and pass (DESIGN.md §4).
+fn removed_config_key(key: &str, extras: &[String]) -> bool {
+    let lower = key.to_ascii_lowercase();
     matches!(key, "uri" | "token" | "namespace-separator")
         || CREDENTIAL_KEYS.iter().any(|c| if c.ends_with('.') { key.starts_with(c) } else { key == *c })
+        || extras.iter().any(|e| e == key)
+        || (!key.starts_with("header.") && SECRET_WORDS.iter().any(|w| lower.contains(w)))
 }
 
 /// An endpoint the catalog advertises, kept only when icegate classifies it.
@@ -142,14 +151,15 @@ fn classified_endpoint(endpoint: &str) -> bool {
     )
 }
 
-/// A getConfig response cleaned as DESIGN.md §4 says.
-pub fn clean_config(bytes: &[u8]) -> Result<Bytes, RewriteError> {
+/// A getConfig response cleaned as DESIGN.md §4 says; `extras` are
+/// `credentials.secret_config_keys`.
+pub fn clean_config(bytes: &[u8], extras: &[String]) -> Result<Bytes, RewriteError> {
     let invalid = |why: &str| RewriteError::List(ListError::Shape(format!("config response: {why}")));
     let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| invalid(&e.to_string()))?;
     let top = value.as_object_mut().ok_or_else(|| invalid("not an object"))?;
     for key in ["defaults", "overrides"] {
         if let Some(map) = top.get_mut(key).and_then(serde_json::Value::as_object_mut) {
-            map.retain(|k, _| !removed_config_key(k));
+            map.retain(|k, _| !removed_config_key(k, extras));
         }
     }
     if let Some(endpoints) = top.get_mut("endpoints").and_then(serde_json::Value::as_array_mut) {
@@ -164,12 +174,16 @@ mod tests {
 
     #[test]
     fn config_loses_what_would_bypass_icegate() {
-        let body = br#"{"defaults":{"uri":"http://catalog","warehouse":"w","s3.secret-access-key":"x","adls.sas-token.acct":"y","header.X":"1"},"overrides":{"token":"t","namespace-separator":"%2E","prefix":"p"},"endpoints":["GET /v1/{prefix}/namespaces","POST /v1/{prefix}/magic"]}"#;
-        let v: serde_json::Value = serde_json::from_slice(&clean_config(body).unwrap()).unwrap();
-        assert_eq!(v["defaults"], serde_json::json!({"warehouse":"w","header.X":"1"}));
-        assert_eq!(v["overrides"], serde_json::json!({"prefix":"p"}));
+        let body = br#"{"defaults":{"uri":"http://catalog","warehouse":"w","s3.secret-access-key":"x","adls.sas-token.acct":"y","header.X":"1","S3.Secret-Key":"z","credential":"id:secret","my.extra":"e","client.region":"r","rest-page-size":"10"},"overrides":{"token":"t","namespace-separator":"%2E","prefix":"p","header.X-Api-Token":"h"},"endpoints":["GET /v1/{prefix}/namespaces","POST /v1/{prefix}/magic"]}"#;
+        let cleaned = clean_config(body, &["my.extra".to_owned()]).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&cleaned).unwrap();
+        assert_eq!(
+            v["defaults"],
+            serde_json::json!({"warehouse":"w","header.X":"1","client.region":"r","rest-page-size":"10"})
+        );
+        assert_eq!(v["overrides"], serde_json::json!({"prefix":"p","header.X-Api-Token":"h"}));
         assert_eq!(v["endpoints"], serde_json::json!(["GET /v1/{prefix}/namespaces"]));
-        assert!(clean_config(b"nope").is_err());
+        assert!(clean_config(b"nope", &[]).is_err());
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub struct Shared {
     /// Keys `Idempotency-Key` per user, so one user's key never replays another's response.
     pub idempotency_secret: [u8; 32],
     pub audit: crate::audit::Audit,
+    pub vending: crate::vending::Vending,
 }
 
 impl Shared {
@@ -56,6 +57,7 @@ impl Shared {
         };
         Arc::new(Self {
             audit: crate::audit::Audit::new(sink),
+            vending: crate::vending::Vending::new(config.credentials.clone()),
             state: ArcSwap::from_pointee(DecisionState { snapshot, generation: 1 }),
             settings: config.decide_settings(),
             config,

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# run.sh PORT [WAREHOUSE_DIR] [extra flags: --prefix NAME, --jdbc FILE.db, --host ADDR, --quiet]
+# run.sh PORT [WAREHOUSE_DIR] [extra flags: --prefix NAME, --jdbc FILE.db, --vend FILE.json,
+#        --host ADDR, --quiet]
 # Builds if needed, then runs the dev Iceberg REST catalog in the foreground on 127.0.0.1:PORT.
 # It prints "dev-catalog listening on http://127.0.0.1:PORT ..." once it accepts requests.
 # Without WAREHOUSE_DIR a fresh temporary directory is used. PORT 0 picks a free port.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 if [ $# -lt 1 ]; then
-  echo "usage: $0 PORT [WAREHOUSE_DIR] [--prefix NAME] [--jdbc FILE.db] [--quiet]" >&2
+  echo "usage: $0 PORT [WAREHOUSE_DIR] [--prefix NAME] [--jdbc FILE.db] [--vend FILE.json] [--quiet]" >&2
   exit 2
 fi
 PORT="$1"; shift

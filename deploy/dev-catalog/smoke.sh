@@ -2,8 +2,10 @@
 # smoke.sh: builds the dev catalog, then for each mode (in-memory, and JdbcCatalog on SQLite)
 # starts it on a free port with a fresh warehouse, runs smoke_test.py (raw REST calls for every
 # route family + PyIceberg end to end) and stops it. The JDBC run also restarts the catalog and
-# checks that tables persist. Exits non-zero on any failure. Python packages come from
-# requirements-test.txt, installed into .build/venv.
+# checks that tables persist. Then --vend (FAKE credentials vended on request, then always via
+# DEV_CATALOG_VEND; the planning and signing fixtures; a malformed file refused at startup), and
+# --prefix. Exits non-zero on any failure. Python packages come from requirements-test.txt,
+# installed into .build/venv.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BUILD="$HERE/.build"
@@ -64,6 +66,37 @@ else
   echo "FAIL - jdbc: table persists across a restart"; status=1
 fi
 stop
+
+echo "== --vend FILE (credentials on request)"
+# Every placeholder appears, in config and in storage-credentials (values and prefix).
+cat >"$WORK/vend.json" <<'JSON'
+{"always": false,
+ "config": {"s3.access-key-id": "AKIA-UPSTREAM", "s3.secret-access-key": "upstream-secret",
+            "token": "upstream-token",
+            "client.refresh-credentials-endpoint": "v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials"},
+ "storage-credentials": [
+   {"prefix": "{location}", "config": {"s3.access-key-id": "AKIA-TABLE", "s3.session-token": "{namespace}.{table}@{prefix}"}},
+   {"prefix": "s3://bucket/", "config": {"s3.access-key-id": "AKIA-BUCKET"}}]}
+JSON
+start "$WORK/vend.log" "$WORK/wh-vend" --vend "$WORK/vend.json"
+"$PY" "$HERE/smoke_test.py" "$URL" --vend "$WORK/vend.json" || status=1
+stop
+
+echo "== DEV_CATALOG_VEND (always: true)"
+sed 's/"always": false/"always": true/' "$WORK/vend.json" >"$WORK/vend-always.json"
+export DEV_CATALOG_VEND="$WORK/vend-always.json"
+start "$WORK/vend-always.log" "$WORK/wh-vend-always"
+unset DEV_CATALOG_VEND
+"$PY" "$HERE/smoke_test.py" "$URL" --vend "$WORK/vend-always.json" || status=1
+stop
+
+echo '{"config": {}, "storage-credential": []}' >"$WORK/vend-typo.json"
+if ! timeout 30 "$HERE/run.sh" 0 "$WORK/wh-typo" --vend "$WORK/vend-typo.json" --quiet >"$WORK/typo.log" 2>&1 \
+  && grep -q "unknown key storage-credential" "$WORK/typo.log"; then
+  echo "ok   - vend: a malformed --vend file stops the catalog at startup"
+else
+  echo "FAIL - vend: a malformed --vend file stops the catalog at startup"; cat "$WORK/typo.log"; status=1
+fi
 
 echo "== --prefix wh"
 start "$WORK/prefix.log" "$WORK/wh-prefix" --prefix wh

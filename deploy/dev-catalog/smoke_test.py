@@ -1,6 +1,8 @@
 """Smoke test of the dev catalog: raw REST calls for every route family, then PyIceberg end to end.
 
-Usage: smoke_test.py http://127.0.0.1:PORT [--jdbc]   (run by smoke.sh)
+Usage: smoke_test.py http://127.0.0.1:PORT [--jdbc] [--vend FILE.json]   (run by smoke.sh)
+With --vend the catalog runs with that --vend file: the raw REST checks run, plus the fixture
+checks (vended credentials, scan planning, remote signing); PyIceberg is skipped (time).
 Prints one line per check and a closing "N passed, N failed" line; exits 1 on any failure.
 """
 
@@ -13,6 +15,7 @@ import urllib.request
 
 BASE = sys.argv[1].rstrip("/")
 JDBC = "--jdbc" in sys.argv
+VEND = json.load(open(sys.argv[sys.argv.index("--vend") + 1])) if "--vend" in sys.argv else None
 passed, failed = 0, 0
 
 
@@ -28,8 +31,8 @@ def check(name, fn):
         traceback.print_exc(file=sys.stdout)
 
 
-def call(method, path, body=None, headers=None):
-    """One HTTP request; returns (status, parsed JSON or None, raw bytes)."""
+def call(method, path, body=None, headers=None, with_headers=False):
+    """One HTTP request; returns (status, parsed JSON or None, raw bytes) [+ response headers]."""
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(BASE + path, data=data, method=method)
     req.add_header("Content-Type", "application/json")
@@ -39,20 +42,22 @@ def call(method, path, body=None, headers=None):
     try:
         with urllib.request.urlopen(req) as resp:
             raw = resp.read()
-            return resp.status, (json.loads(raw) if raw else None), raw
+            got = resp.status, (json.loads(raw) if raw else None), raw
+            return got + (resp.headers,) if with_headers else got
     except urllib.error.HTTPError as e:
         raw = e.read()
-        return e.code, (json.loads(raw) if raw else None), raw
+        got = e.code, (json.loads(raw) if raw else None), raw
+        return got + (e.headers,) if with_headers else got
 
 
-def expect(method, path, status, body=None):
-    got, js, raw = call(method, path, body)
+def expect(method, path, status, body=None, headers=None):
+    got, js, raw = call(method, path, body, headers)
     assert got == status, f"{method} {path}: want {status}, got {got}: {raw[:300]!r}"
     return js
 
 
-def expect_error(method, path, status, etype=None, body=None):
-    js = expect(method, path, status, body)
+def expect_error(method, path, status, etype=None, body=None, headers=None):
+    js = expect(method, path, status, body, headers)
     err = js["error"]
     assert err["code"] == status and err["message"] and err["type"], js
     if etype:
@@ -63,12 +68,22 @@ def expect_error(method, path, status, etype=None, body=None):
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "x", "type": "long", "required": False}]}
 V = "/v1"  # no-prefix form
 P = "/v1/anyprefix"  # prefixed form
+T = "/namespaces/{namespace}/tables/{table}"
+FIXTURE_ENDPOINTS = [  # the spec's strings for the --vend fixture routes
+    f"POST /v1/{{prefix}}{T}/plan",
+    f"GET /v1/{{prefix}}{T}/plan/{{plan-id}}",
+    f"DELETE /v1/{{prefix}}{T}/plan/{{plan-id}}",
+    f"POST /v1/{{prefix}}{T}/tasks",
+    f"POST /v1/{{prefix}}{T}/sign",
+]
 
 
 def rest_namespaces():
     cfg = expect("GET", "/v1/config?warehouse=wh", 200)
     assert cfg["defaults"]["warehouse"].startswith("file:///"), cfg
     assert "POST /v1/{prefix}/transactions/commit" in cfg["endpoints"], cfg
+    for endpoint in FIXTURE_ENDPOINTS:  # advertised exactly when served
+        assert (endpoint in cfg["endpoints"]) == (VEND is not None), (endpoint, cfg["endpoints"])
     assert expect("POST", P + "/namespaces", 200, {"namespace": ["rest"], "properties": {"owner": "smoke"}})[
         "namespace"
     ] == ["rest"]
@@ -127,8 +142,9 @@ def rest_tables():
     assert loaded["metadata"]["table-uuid"] == t["metadata"]["table-uuid"]
     expect("GET", V + "/namespaces/rest/tables/t1?snapshots=refs", 200)
     expect_error("GET", V + "/namespaces/rest/tables/none", 404, "NoSuchTableException")
-    # credentials: none vended
-    assert expect("GET", V + "/namespaces/rest/tables/t1/credentials", 200) == {"storage-credentials": []}
+    # credentials: none vended (with --vend: see rest_vend)
+    if VEND is None:
+        assert expect("GET", V + "/namespaces/rest/tables/t1/credentials", 200) == {"storage-credentials": []}
     expect_error("GET", V + "/namespaces/rest/tables/none/credentials", 404, "NoSuchTableException")
     # metrics
     report = {
@@ -247,21 +263,192 @@ def rest_views():
 
 def rest_unsupported():
     # Routes newer than Iceberg 1.10.2's CatalogHandlers: answered like Iceberg's adapter does.
-    for method, path in [
-        ("GET", "/namespaces/rest/functions"),
-        ("GET", "/namespaces/rest/functions/f"),
-        ("POST", "/namespaces/rest/tables/ta/unregister"),
-        ("POST", "/namespaces/rest/register-view"),
-        ("POST", "/namespaces/rest/tables/ta/sign"),
-        ("POST", "/namespaces/rest/tables/ta/plan"),
-        ("GET", "/namespaces/rest/tables/ta/plan/p1"),
-        ("DELETE", "/namespaces/rest/tables/ta/plan/p1"),
-        ("POST", "/namespaces/rest/tables/ta/tasks"),
-        ("POST", "/oauth/tokens"),
-        ("PUT", "/namespaces"),
-    ]:
-        err = expect_error(method, V + path, 400, "BadRequestException", {} if method == "POST" else None)
+    routes = [
+        ("GET", "/v1/namespaces/rest/functions"),
+        ("GET", "/v1/namespaces/rest/functions/f"),
+        ("POST", "/v1/namespaces/rest/tables/ta/unregister"),
+        ("POST", "/v1/namespaces/rest/register-view"),
+        ("POST", "/v1/oauth/tokens"),
+        ("PUT", "/v1/namespaces"),
+    ]
+    if VEND is None:  # the --vend fixtures, and its /dev/sign-log, exist only with --vend
+        routes += [
+            ("POST", "/v1/namespaces/rest/tables/ta/sign"),
+            ("POST", "/v1/namespaces/rest/tables/ta/plan"),
+            ("GET", "/v1/namespaces/rest/tables/ta/plan/p1"),
+            ("DELETE", "/v1/namespaces/rest/tables/ta/plan/p1"),
+            ("POST", "/v1/namespaces/rest/tables/ta/tasks"),
+            ("GET", "/dev/sign-log"),
+        ]
+    for method, path in routes:
+        err = expect_error(method, path, 400, "BadRequestException", {} if method == "POST" else None)
         assert err["message"].startswith("No route for request"), err
+
+
+DELEGATION = "X-Iceberg-Access-Delegation"
+
+
+def vend_expected(location, table, namespace, prefix):
+    """The config and storage-credentials the --vend file should produce for one table."""
+
+    def fill(value):
+        if not prefix:
+            value = value.replace("v1/{prefix}/", "v1/")
+        for key, repl in (("location", location), ("table", table), ("namespace", namespace), ("prefix", prefix)):
+            value = value.replace("{" + key + "}", repl)
+        return value
+
+    config = {k: fill(v) for k, v in VEND.get("config", {}).items()}
+    creds = [
+        {"prefix": fill(c["prefix"]), "config": {k: fill(v) for k, v in c["config"].items()}}
+        for c in VEND.get("storage-credentials", [])
+    ]
+    return config, creds
+
+
+def rest_vend():
+    always = VEND.get("always", False)
+    expect("POST", V + "/namespaces", 200, {"namespace": ["vend"]})
+    expect("POST", V + "/namespaces", 200, {"namespace": ["vend", "sub"]})
+    ns = "vend%1Fsub"  # {namespace} is the encoded path form
+    on = {DELEGATION: "vended-credentials"}
+
+    def check_vended(js, want, table, prefix, name):
+        config, creds = vend_expected(js["metadata"]["location"], table, ns, prefix)
+        assert set(js) <= {"metadata-location", "metadata", "config", "storage-credentials"}, (name, js.keys())
+        if want:
+            assert js["config"] == config, (name, js.get("config"), config)
+            assert js["storage-credentials"] == creds, (name, js.get("storage-credentials"), creds)
+        else:
+            assert "config" not in js and "storage-credentials" not in js, (name, js)
+
+    # createTable: prefixed path (so {prefix} = anyprefix), header present
+    t = expect("POST", P + f"/namespaces/{ns}/tables", 200, {"name": "t", "schema": SCHEMA}, on)
+    check_vended(t, True, "t", "anyprefix", "create+header")
+    # spot checks written out, not derived like vend_expected's
+    if "client.refresh-credentials-endpoint" in VEND.get("config", {}):
+        endpoint = t["config"]["client.refresh-credentials-endpoint"]
+        assert endpoint == "v1/anyprefix/namespaces/vend%1Fsub/tables/t/credentials", endpoint
+    if VEND.get("storage-credentials", [{}])[0].get("prefix") == "{location}":
+        assert t["storage-credentials"][0]["prefix"] == t["metadata"]["location"], t["storage-credentials"]
+    assert t["metadata"]["location"].startswith("file:///") and t["metadata-location"].startswith("file:///")
+    # loadTable: header absent, present, in a list, in other case; other mechanisms only
+    plain = expect("GET", V + f"/namespaces/{ns}/tables/t", 200)
+    check_vended(plain, always, "t", "", "load, no header")
+    if always and "client.refresh-credentials-endpoint" in VEND.get("config", {}):
+        endpoint = plain["config"]["client.refresh-credentials-endpoint"]
+        assert endpoint == "v1/namespaces/vend%1Fsub/tables/t/credentials", endpoint  # v1// collapsed
+    for value in ("vended-credentials", "remote-signing, VENDED-Credentials", "remote-signing"):
+        js = expect("GET", V + f"/namespaces/{ns}/tables/t", 200, headers={DELEGATION: value})
+        check_vended(js, always or "vended" in value.lower(), "t", "", f"load, header {value!r}")
+        # what Iceberg's handler produced is unchanged
+        assert (js["metadata-location"], js["metadata"]) == (plain["metadata-location"], plain["metadata"])
+    # stage-create: no metadata-location yet, {location} is the staged location
+    staged = expect(
+        "POST", V + f"/namespaces/{ns}/tables", 200, {"name": "staged", "schema": SCHEMA, "stage-create": True}, on
+    )
+    assert staged.get("metadata-location") is None and staged["metadata"]["location"].endswith("/vend/sub/staged")
+    check_vended(staged, True, "staged", "", "stage-create+header")
+    js = expect("POST", V + f"/namespaces/{ns}/tables", 200, {"name": "nohdr", "schema": SCHEMA})
+    check_vended(js, always, "nohdr", "", "create, no header")
+    # registerTable, header present and absent
+    meta = t["metadata-location"]
+    js = expect("POST", P + f"/namespaces/{ns}/register", 200, {"name": "reg", "metadata-location": meta}, on)
+    check_vended(js, True, "reg", "anyprefix", "register+header")
+    js = expect("POST", V + f"/namespaces/{ns}/register", 200, {"name": "reg2", "metadata-location": meta})
+    check_vended(js, always, "reg2", "", "register, no header")
+    # loadCredentials: always vended with --vend; planId accepted
+    _, creds = vend_expected(t["metadata"]["location"], "t", ns, "")
+    for q in ("", "?planId=plan-anything"):
+        assert expect("GET", V + f"/namespaces/{ns}/tables/t/credentials{q}", 200) == {"storage-credentials": creds}
+    _, pcreds = vend_expected(t["metadata"]["location"], "t", ns, "anyprefix")
+    assert expect("GET", P + f"/namespaces/{ns}/tables/t/credentials", 200) == {"storage-credentials": pcreds}
+    expect_error("GET", V + f"/namespaces/{ns}/tables/none/credentials", 404, "NoSuchTableException")
+
+
+def rest_planning():
+    ns, tbl = "vend%1Fsub", "/namespaces/vend%1Fsub/tables/t"
+    location = expect("GET", V + tbl, 200)["metadata"]["location"]
+    _, creds = vend_expected(location, "t", ns, "anyprefix")
+    # submit (no body, and a PlanTableScanRequest): completed at once, no tasks, a plan-id
+    ids = []
+    for body in (None, {"snapshot-id": 1, "select": ["x"], "filter": True, "case-sensitive": False}):
+        js = expect("POST", P + tbl + "/plan", 200, body)
+        assert js.get("plan-id", "").startswith("plan-"), js
+        ids.append(js["plan-id"])
+        assert js == {
+            "status": "completed",
+            "plan-id": js["plan-id"],
+            "plan-tasks": [],
+            "file-scan-tasks": [],
+            "delete-files": [],
+            "storage-credentials": creds,
+        }, js
+    assert ids[0] != ids[1], ids
+    expect_error("POST", V + tbl + "/plan", 400, None, {"snapshot-id": "not-a-long"})
+    expect_error("POST", V + "/namespaces/vend%1Fsub/tables/none/plan", 404, "NoSuchTableException", {})
+    # fetch: CompletedPlanningResult (no plan-id in it), then cancel, then it is gone
+    js = expect("GET", P + tbl + f"/plan/{ids[0]}", 200)
+    assert js == {
+        "status": "completed",
+        "plan-tasks": [],
+        "file-scan-tasks": [],
+        "delete-files": [],
+        "storage-credentials": creds,
+    }, js
+    expect_error("GET", V + f"/namespaces/{ns}/tables/nohdr/plan/{ids[0]}", 404, "NoSuchPlanIdException")
+    expect_error("GET", V + f"/namespaces/{ns}/tables/none/plan/{ids[0]}", 404, "NoSuchTableException")
+    status, _, raw = call("DELETE", V + tbl + f"/plan/{ids[0]}")
+    assert (status, raw) == (204, b""), (status, raw)
+    expect_error("GET", V + tbl + f"/plan/{ids[0]}", 404, "NoSuchPlanIdException")
+    expect_error("DELETE", V + tbl + f"/plan/{ids[0]}", 404, "NoSuchPlanIdException")
+    expect_error("GET", V + tbl + "/plan/plan-unknown", 404, "NoSuchPlanIdException")
+    expect("DELETE", V + tbl + f"/plan/{ids[1]}", 204)
+    # tasks: FetchScanTasksRequest needs a plan-task; answered with no tasks
+    assert expect("POST", V + tbl + "/tasks", 200, {"plan-task": "any"}) == {"file-scan-tasks": [], "delete-files": []}
+    expect_error("POST", V + tbl + "/tasks", 400, None, {})
+    expect_error("POST", V + f"/namespaces/{ns}/tables/none/tasks", 404, "NoSuchTableException", {"plan-task": "any"})
+
+
+def rest_signing():
+    tbl = "/namespaces/vend%1Fsub/tables/t"
+    expect("DELETE", "/dev/sign-log", 204)
+    requests = [
+        {
+            "region": "eu-west-1",
+            "uri": "https://bucket.s3.eu-west-1.amazonaws.com/vend/sub/t/data/a%20b.parquet?x-id=GetObject",
+            "method": "GET",
+            "headers": {"Host": ["bucket.s3.eu-west-1.amazonaws.com"], "x-amz-date": ["20260101T000000Z"]},
+            "provider": "s3",
+        },
+        {
+            "region": "us-east-1",
+            "uri": "s3://bucket/vend/sub/t/data/?delete",
+            "method": "POST",
+            "headers": {"Content-MD5": ["abc"], "Authorization": ["to be replaced"]},
+            "properties": {"k": "v"},
+            "body": "<Delete><Object><Key>a</Key></Object></Delete>",
+        },
+    ]
+    for prefix, req in zip((V, P), requests):
+        status, js, raw, headers = call("POST", prefix + tbl + "/sign", req, with_headers=True)
+        assert status == 200, (status, raw)
+        signed = {k: v for k, v in req["headers"].items() if k.lower() != "authorization"}
+        signed["Authorization"] = [
+            f"AWS4-HMAC-SHA256 Credential=dev-catalog/20260101/{req['region']}/s3/aws4_request, "
+            "SignedHeaders=host, Signature=dev-catalog-fake-signature"
+        ]
+        assert js == {"uri": req["uri"], "headers": signed}, js
+        assert headers["Cache-Control"] == "no-cache", dict(headers)
+    # refused requests are not recorded
+    bad = {"region": "eu-west-1", "uri": "s3://bucket/x", "method": "GET", "headers": {}}
+    expect_error("POST", V + "/namespaces/vend%1Fsub/tables/none/sign", 404, "NoSuchTableException", bad)
+    expect_error("POST", V + tbl + "/sign", 400, "BadRequestException", {**bad, "method": "FETCH"})
+    expect_error("POST", V + tbl + "/sign", 400, "BadRequestException", {"uri": "s3://bucket/x", "method": "GET", "headers": {}})
+    log = expect("GET", "/dev/sign-log", 200)
+    assert log == [{"table": "vend.sub.t", "method": r["method"], "uri": r["uri"]} for r in requests], log
+    expect("DELETE", "/dev/sign-log", 204)
+    assert expect("GET", "/dev/sign-log", 200) == []
 
 
 def pyiceberg_end_to_end():
@@ -319,7 +506,13 @@ def main():
     check("rest: multi-table transactions", rest_transactions)
     check("rest: views (create/list/load/exists/replace/rename/drop)", rest_views)
     check("rest: routes beyond Iceberg 1.10.2 answer 400 BadRequestException", rest_unsupported)
-    check("pyiceberg: namespace, create, append, scan, evolve, staged create, rename, register, drop", pyiceberg_end_to_end)
+    if VEND is not None:
+        mode = "always" if VEND.get("always") else "on request"
+        check(f"vend ({mode}): load/create/stage-create/register credentials, placeholders, loadCredentials", rest_vend)
+        check("vend: scan planning fixture (plan/fetch/cancel/tasks, no tasks planned)", rest_planning)
+        check("vend: fake remote signing and /dev/sign-log", rest_signing)
+    else:
+        check("pyiceberg: namespace, create, append, scan, evolve, staged create, rename, register, drop", pyiceberg_end_to_end)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

@@ -118,6 +118,8 @@ pub struct SignRequest {
     pub provider: Option<String>,
     /// The request body to sign (the XML of a batch delete), when present.
     pub body: Option<String>,
+    /// Values of `x-amz-copy-source` headers (any case): a copy reads from there.
+    pub copy_sources: Vec<String>,
 }
 
 pub use wire::LOCATION_PROPERTIES;
@@ -175,6 +177,12 @@ pub fn inspect(route: &Route, bytes: &[u8], separators: &[String]) -> Result<Bod
                 uri: b.uri,
                 provider: b.provider,
                 body: b.body,
+                copy_sources: b
+                    .headers
+                    .into_iter()
+                    .filter(|(name, _)| name.eq_ignore_ascii_case("x-amz-copy-source"))
+                    .flat_map(|(_, values)| values)
+                    .collect(),
             })
         }
         Op::CreateView => {

@@ -11,5 +11,6 @@ mod policy_load;
 mod properties;
 mod roles;
 mod serve;
+mod sts;
 mod support;
 mod tls;

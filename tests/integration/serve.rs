@@ -1029,16 +1029,29 @@ async fn a_list_cut_off_mid_body_is_502_not_a_partial_list() {
 async fn a_streamed_response_cut_off_mid_body_does_not_reach_the_client_as_complete() {
     let url = truncating_upstream(
         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 400\r\n\r\n",
-        r#"{"metadata-location":"s3://b/t/metadata/v1.json","metadata":{"format-version":2"#,
+        r#"{"namespace":["sales"],"properties":{"owner":"x"#,
     )
     .await;
     let g = gate(&url, POLICY, |_| {}).await;
-    let request = format!("GET {LOAD_ORDERS} HTTP/1.1\r\nhost: x\r\nauthorization: {}\r\n\r\n", basic("alice"));
+    let request =
+        format!("GET /v1/prod/namespaces/sales HTTP/1.1\r\nhost: x\r\nauthorization: {}\r\n\r\n", basic("alice"));
     let out = raw(g.addr, request.as_bytes(), Duration::from_secs(2)).await;
     let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
     // the client is told 400 bytes and gets fewer before the connection ends: it sees the cut
     assert!(head.contains("content-length: 400"), "{head}");
     assert!(body.len() < 400, "{}", body.len());
+}
+
+#[tokio::test]
+async fn a_credential_bearing_response_cut_off_mid_body_is_502() {
+    let url = truncating_upstream(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 400\r\n\r\n",
+        r#"{"metadata-location":"s3://b/t/metadata/v1.json","metadata":{"format-version":2"#,
+    )
+    .await;
+    let g = gate(&url, POLICY, |_| {}).await;
+    let a = send(g.addr, "GET", LOAD_ORDERS, &[("authorization", &basic("alice"))], b"").await;
+    a.assert_error(502, "BadGatewayException");
 }
 
 // ---- audit ----

@@ -268,7 +268,7 @@ fn transactions_need_distinct_identified_tables() {
 
 #[test]
 fn sign_requests_keep_the_method_as_sent() {
-    let body = r#"{"region": "us-east-1", "method": "options", "uri": "s3://b/k", "headers": {"Host": ["b"]},
+    let body = r#"{"region": "us-east-1", "method": "options", "uri": "s3://b/k", "headers": {"Host": ["b"], "X-Amz-Copy-Source": ["src/k"], "x-amz-copy-source": ["src/j"]},
         "provider": "gcs", "body": "<Delete/>", "properties": {}}"#;
     let Body::SignRequest(s) = inspect_str(OperationId::SignRequest, body).unwrap() else { panic!() };
     assert_eq!(
@@ -279,6 +279,7 @@ fn sign_requests_keep_the_method_as_sent() {
             uri: "s3://b/k".into(),
             provider: Some("gcs".into()),
             body: Some("<Delete/>".into()),
+            copy_sources: vec!["src/k".into(), "src/j".into()],
         }
     );
     let plain = r#"{"region": "r", "method": "GET", "uri": "s3://b/k", "headers": {}}"#;
@@ -291,6 +292,7 @@ fn sign_requests_keep_the_method_as_sent() {
         r#"{"method": "GET", "uri": "s3://b/k", "headers": {}}"#,
         r#"{"region": "r", "method": 1, "uri": "s3://b/k", "headers": {}}"#,
         r#"{"region": "r", "method": "GET", "uri": "s3://b/k", "headers": {}, "provider": 1}"#,
+        r#"{"region": "r", "method": "GET", "uri": "s3://b/k", "headers": {"Host": "b"}}"#,
     ] {
         assert_eq!(status(OperationId::SignRequest, bad), 400, "{bad}");
     }

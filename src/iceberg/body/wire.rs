@@ -10,10 +10,9 @@ use crate::iceberg::json;
 use crate::iceberg::names::check_name;
 use crate::iceberg::{Namespace, TableIdent};
 use serde::Deserialize;
-use serde::de::{self, IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, IgnoredAny};
 use serde_json::value::RawValue;
 use std::collections::HashMap;
-use std::fmt;
 
 /// The table properties that say where data and metadata live (DESIGN.md §4, §8).
 pub const LOCATION_PROPERTIES: [&str; 5] =
@@ -100,8 +99,7 @@ pub(super) struct Sign {
     pub region: String,
     pub method: String,
     pub uri: String,
-    #[serde(rename = "headers")]
-    _headers: AnyObject,
+    pub headers: std::collections::BTreeMap<String, Vec<String>>,
     pub provider: Option<String>,
     pub body: Option<String>,
 }
@@ -202,26 +200,4 @@ fn is_location_property(key: &str) -> bool {
 /// As the upstream compares discriminators: lower-cased first.
 fn is(value: &str, expected: &str) -> bool {
     value.to_lowercase() == expected
-}
-
-/// Any JSON object, contents unread (the signer's `headers`).
-struct AnyObject;
-
-impl<'de> Deserialize<'de> for AnyObject {
-    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(AnyObject)
-    }
-}
-
-impl<'de> Visitor<'de> for AnyObject {
-    type Value = AnyObject;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(AnyObject)
-    }
 }

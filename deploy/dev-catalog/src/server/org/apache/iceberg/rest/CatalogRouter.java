@@ -3,8 +3,13 @@
 // and writes bodies with Iceberg's REST object mapper, and answers errors through ErrorMapper.
 // It lives in package org.apache.iceberg.rest to reach two package-private helpers:
 // RESTObjectMapper.mapper() and CatalogHandlers.commit (used for multi-table transactions).
+//
+// With --vend (CredentialVending) it also serves test fixtures that 1.10.2's CatalogHandlers lack:
+// vended FAKE credentials, scan planning that plans no tasks, and a FAKE remote signer whose
+// requests are recorded for GET /dev/sign-log. Without --vend none of that exists.
 package org.apache.iceberg.rest;
 
+import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import java.io.IOException;
@@ -13,14 +18,20 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.BaseTransaction;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.Transaction;
 import org.apache.iceberg.Transactions;
+import org.apache.iceberg.aws.s3.signer.S3SignRequest;
+import org.apache.iceberg.aws.s3.signer.S3SignRequestParser;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
@@ -28,10 +39,14 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.catalog.ViewCatalog;
 import org.apache.iceberg.exceptions.BadRequestException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.iceberg.exceptions.NotFoundException;
+import org.apache.iceberg.rest.credentials.Credential;
 import org.apache.iceberg.rest.requests.CommitTransactionRequest;
 import org.apache.iceberg.rest.requests.CreateNamespaceRequest;
 import org.apache.iceberg.rest.requests.CreateTableRequest;
 import org.apache.iceberg.rest.requests.CreateViewRequest;
+import org.apache.iceberg.rest.requests.FetchScanTasksRequest;
+import org.apache.iceberg.rest.requests.PlanTableScanRequest;
 import org.apache.iceberg.rest.requests.RegisterTableRequest;
 import org.apache.iceberg.rest.requests.RenameTableRequest;
 import org.apache.iceberg.rest.requests.ReportMetricsRequest;
@@ -39,8 +54,15 @@ import org.apache.iceberg.rest.requests.UpdateNamespacePropertiesRequest;
 import org.apache.iceberg.rest.requests.UpdateTableRequest;
 import org.apache.iceberg.rest.responses.ConfigResponse;
 import org.apache.iceberg.rest.responses.ErrorResponse;
+import org.apache.iceberg.rest.responses.FetchPlanningResultResponse;
+import org.apache.iceberg.rest.responses.FetchScanTasksResponse;
 import org.apache.iceberg.rest.responses.ImmutableLoadCredentialsResponse;
+import org.apache.iceberg.rest.responses.LoadTableResponse;
+import org.apache.iceberg.rest.responses.PlanTableScanResponse;
+import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.node.ArrayNode;
+import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.node.ObjectNode;
 
 final class CatalogRouter implements HttpHandler {
   /** First path segments after /v1 that start a route; anything else there is a prefix. */
@@ -75,14 +97,52 @@ final class CatalogRouter implements HttpHandler {
           Endpoint.V1_DELETE_VIEW,
           Endpoint.V1_RENAME_VIEW);
 
-  /** A response: HTTP status and an optional body (a RESTResponse, serialized as JSON). */
+  /**
+   * Also advertised with --vend. Spelled out from the OpenAPI spec: Iceberg 1.10.2's
+   * Endpoint.V1_*_TABLE_SCAN_PLAN* constants lack the "namespaces/{namespace}/" part.
+   */
+  private static final List<Endpoint> VEND_ENDPOINTS =
+      List.of(
+          Endpoint.create("POST", "/v1/{prefix}/namespaces/{namespace}/tables/{table}/plan"),
+          Endpoint.create("GET", "/v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}"),
+          Endpoint.create(
+              "DELETE", "/v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}"),
+          Endpoint.create("POST", "/v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks"),
+          Endpoint.create("POST", "/v1/{prefix}/namespaces/{namespace}/tables/{table}/sign"));
+
+  /** RemoteSignRequest.method in the spec. */
+  private static final Set<String> SIGN_METHODS =
+      Set.of("PUT", "GET", "HEAD", "POST", "DELETE", "PATCH", "OPTIONS");
+
+  /** The fake signature: recognisable, and never valid for any store. */
+  private static final String FAKE_AUTHORIZATION =
+      "AWS4-HMAC-SHA256 Credential=dev-catalog/20260101/%s/s3/aws4_request, SignedHeaders=host, "
+          + "Signature=dev-catalog-fake-signature";
+
+  /** 404 for an unknown plan id; ErrorMapper reports the simple class name as the error type. */
+  static final class NoSuchPlanIdException extends NotFoundException {
+    NoSuchPlanIdException(String planId) {
+      super("The plan id does not exist: %s", planId);
+    }
+  }
+
+  /**
+   * A response: HTTP status, an optional body (a RESTResponse or a Jackson tree, serialized as
+   * JSON) and extra response headers.
+   */
   private static final class Reply {
     final int status;
     final Object body;
+    final Map<String, String> headers;
 
     Reply(int status, Object body) {
+      this(status, body, Map.of());
+    }
+
+    Reply(int status, Object body, Map<String, String> headers) {
       this.status = status;
       this.body = body;
+      this.headers = headers;
     }
   }
 
@@ -94,16 +154,27 @@ final class CatalogRouter implements HttpHandler {
   private final String requiredPrefix; // null: accept any prefix (or none)
   private final Map<String, String> configDefaults;
   private final boolean quiet;
+  private final CredentialVending vending; // null: no --vend, none of the fixtures below
   private final ObjectMapper mapper = RESTObjectMapper.mapper();
+  /** Plan ids handed out by POST .../plan and not yet cancelled, with the table they plan. */
+  private final Map<String, TableIdentifier> plans = new ConcurrentHashMap<>();
+  private final AtomicInteger planCounter = new AtomicInteger();
+  /** Every sign request received, in arrival order, for GET /dev/sign-log. */
+  private final List<Map<String, String>> signLog = new ArrayList<>();
 
   CatalogRouter(
-      Catalog catalog, String requiredPrefix, Map<String, String> configDefaults, boolean quiet) {
+      Catalog catalog,
+      String requiredPrefix,
+      Map<String, String> configDefaults,
+      boolean quiet,
+      CredentialVending vending) {
     this.catalog = catalog;
     this.namespaces = (SupportsNamespaces) catalog;
     this.views = (ViewCatalog) catalog;
     this.requiredPrefix = requiredPrefix;
     this.configDefaults = configDefaults;
     this.quiet = quiet;
+    this.vending = vending;
   }
 
   @Override
@@ -113,7 +184,13 @@ final class CatalogRouter implements HttpHandler {
     Reply reply;
     try {
       byte[] body = exchange.getRequestBody().readAllBytes();
-      reply = route(method, rawPath, parseQuery(exchange.getRequestURI().getRawQuery()), body);
+      reply =
+          route(
+              method,
+              rawPath,
+              parseQuery(exchange.getRequestURI().getRawQuery()),
+              body,
+              exchange.getRequestHeaders());
     } catch (RuntimeException | Error e) {
       ErrorResponse error = ErrorMapper.toResponse(e);
       if (error.code() >= 500) {
@@ -132,6 +209,7 @@ final class CatalogRouter implements HttpHandler {
     if (bytes != null) {
       exchange.getResponseHeaders().set("Content-Type", "application/json");
     }
+    reply.headers.forEach(exchange.getResponseHeaders()::set);
     boolean noBody = bytes == null || "HEAD".equals(method) || reply.status == 204;
     exchange.sendResponseHeaders(reply.status, noBody ? -1 : bytes.length);
     if (!noBody) {
@@ -183,15 +261,21 @@ final class CatalogRouter implements HttpHandler {
     return raw == null ? null : RESTUtil.decodeString(raw);
   }
 
-  private Reply route(String method, String rawPath, Map<String, String> query, byte[] body) {
+  private Reply route(
+      String method, String rawPath, Map<String, String> query, byte[] body, Headers headers) {
     List<String> seg = new ArrayList<>(Arrays.asList(rawPath.split("/")));
     seg.removeIf(String::isEmpty);
+    if (vending != null && seg.equals(List.of("dev", "sign-log"))) {
+      return signLog(method, rawPath);
+    }
     if (seg.isEmpty() || !seg.get(0).equals("v1")) {
       return noRoute(method, rawPath);
     }
     seg.remove(0);
+    String rawPrefix = ""; // as in the path, for the {prefix} placeholder of --vend
     if (!seg.isEmpty() && !ROUTE_ROOTS.contains(seg.get(0))) {
-      String prefix = RESTUtil.decodeString(seg.remove(0));
+      rawPrefix = seg.remove(0);
+      String prefix = RESTUtil.decodeString(rawPrefix);
       if (requiredPrefix != null && !requiredPrefix.equals(prefix)) {
         return noRoute(method, rawPath);
       }
@@ -204,7 +288,11 @@ final class CatalogRouter implements HttpHandler {
       if (requiredPrefix != null) {
         config.withOverride("prefix", requiredPrefix);
       }
-      return new Reply(200, config.withEndpoints(ENDPOINTS).build());
+      List<Endpoint> endpoints = new ArrayList<>(ENDPOINTS);
+      if (vending != null) {
+        endpoints.addAll(VEND_ENDPOINTS);
+      }
+      return new Reply(200, config.withEndpoints(endpoints).build());
     }
 
     if (n >= 1 && p[0].equals("namespaces")) {
@@ -231,6 +319,7 @@ final class CatalogRouter implements HttpHandler {
         }
       }
       Namespace ns = RESTUtil.decodeNamespace(p[1]);
+      String rawNs = p[1]; // as in the path, for the {namespace} placeholder of --vend
       if (n == 2) {
         switch (method) {
           case "GET":
@@ -252,8 +341,12 @@ final class CatalogRouter implements HttpHandler {
                 namespaces, ns, parse(body, UpdateNamespacePropertiesRequest.class)));
       }
       if (n == 3 && p[2].equals("register") && method.equals("POST")) {
+        RegisterTableRequest request = parse(body, RegisterTableRequest.class);
         return new Reply(
-            200, CatalogHandlers.registerTable(catalog, ns, parse(body, RegisterTableRequest.class)));
+            200,
+            vendIfRequested(
+                CatalogHandlers.registerTable(catalog, ns, request),
+                headers, rawPrefix, rawNs, request.name()));
       }
       if (n == 3 && p[2].equals("tables")) {
         switch (method) {
@@ -267,11 +360,12 @@ final class CatalogRouter implements HttpHandler {
                     : CatalogHandlers.listTables(catalog, ns));
           case "POST":
             CreateTableRequest request = parse(body, CreateTableRequest.class);
-            return new Reply(
-                200,
+            LoadTableResponse created =
                 request.stageCreate()
                     ? CatalogHandlers.stageTableCreate(catalog, ns, request)
-                    : CatalogHandlers.createTable(catalog, ns, request));
+                    : CatalogHandlers.createTable(catalog, ns, request);
+            return new Reply(
+                200, vendIfRequested(created, headers, rawPrefix, rawNs, request.name()));
           default:
             return noRoute(method, rawPath);
         }
@@ -299,7 +393,11 @@ final class CatalogRouter implements HttpHandler {
           switch (method) {
             case "GET":
               // snapshots=all|refs is accepted; all snapshots are always returned (allowed by spec).
-              return new Reply(200, CatalogHandlers.loadTable(catalog, ident));
+              return new Reply(
+                  200,
+                  vendIfRequested(
+                      CatalogHandlers.loadTable(catalog, ident),
+                      headers, rawPrefix, rawNs, ident.name()));
             case "HEAD":
               CatalogHandlers.tableExists(catalog, ident);
               return NO_CONTENT;
@@ -323,9 +421,24 @@ final class CatalogRouter implements HttpHandler {
           return NO_CONTENT;
         }
         if (n == 5 && p[4].equals("credentials") && method.equals("GET")) {
-          // CatalogHandlers 1.10.2 has no loadCredentials; this catalog vends none.
-          CatalogHandlers.tableExists(catalog, ident);
-          return new Reply(200, ImmutableLoadCredentialsResponse.builder().build());
+          // CatalogHandlers 1.10.2 has no loadCredentials. Without --vend nothing is vended; with it,
+          // always (the caller asked for credentials). planId and referenced-by are accepted.
+          if (vending == null) {
+            CatalogHandlers.tableExists(catalog, ident);
+            return new Reply(200, ImmutableLoadCredentialsResponse.builder().build());
+          }
+          TableMetadata metadata = CatalogHandlers.loadTable(catalog, ident).tableMetadata();
+          return new Reply(
+              200,
+              ImmutableLoadCredentialsResponse.builder()
+                  .addAllCredentials(vended(metadata, rawPrefix, rawNs, ident))
+                  .build());
+        }
+        if (vending != null) {
+          Reply fixture = vendFixture(method, p, body, rawPrefix, rawNs, ident);
+          if (fixture != null) {
+            return fixture;
+          }
         }
         return noRoute(method, rawPath);
       }
@@ -363,6 +476,180 @@ final class CatalogRouter implements HttpHandler {
       return NO_CONTENT;
     }
     return noRoute(method, rawPath);
+  }
+
+  /**
+   * The handler's LoadTableResponse plus, when --vend is set and the request asks for them (or the
+   * file says "always"), the vended config (merged over the handler's) and storage-credentials.
+   * Rebuilt with Iceberg's own builder, so it serializes through LoadTableResponseParser as before:
+   * withTableMetadata takes metadata-location from the metadata, as the handlers do.
+   */
+  private LoadTableResponse vendIfRequested(
+      LoadTableResponse response, Headers headers, String rawPrefix, String rawNs, String table) {
+    if (vending == null || !vending.requested(headers)) {
+      return response;
+    }
+    Map<String, String> vars =
+        CredentialVending.vars(response.tableMetadata().location(), table, rawNs, rawPrefix);
+    Map<String, String> config = new LinkedHashMap<>(response.config());
+    config.putAll(vending.config(vars));
+    List<Credential> credentials = new ArrayList<>(response.credentials());
+    credentials.addAll(vending.credentials(vars));
+    return LoadTableResponse.builder()
+        .withTableMetadata(response.tableMetadata())
+        .addAllConfig(config)
+        .addAllCredentials(credentials)
+        .build();
+  }
+
+  private List<Credential> vended(
+      TableMetadata metadata, String rawPrefix, String rawNs, TableIdentifier ident) {
+    return vending.credentials(
+        CredentialVending.vars(metadata.location(), ident.name(), rawNs, rawPrefix));
+  }
+
+  /**
+   * The --vend fixtures under tables/{t}: scan planning (plan, plan/{id}, tasks) and remote
+   * signing (sign). Null when the path is none of them. The table must exist (404 otherwise).
+   */
+  private Reply vendFixture(
+      String method, String[] p, byte[] body, String rawPrefix, String rawNs, TableIdentifier ident) {
+    int n = p.length;
+    if (n == 5 && p[4].equals("plan") && method.equals("POST")) {
+      // The body is optional in the spec; when present it must parse. No real planning happens:
+      // the plan is "completed" at once with no tasks.
+      if (body.length > 0) {
+        parse(body, PlanTableScanRequest.class);
+      }
+      TableMetadata metadata = CatalogHandlers.loadTable(catalog, ident).tableMetadata();
+      String planId = "plan-" + planCounter.incrementAndGet();
+      plans.put(planId, ident);
+      PlanTableScanResponse response =
+          PlanTableScanResponse.builder()
+              .withPlanStatus(PlanStatus.COMPLETED)
+              .withPlanId(planId)
+              .withPlanTasks(List.of())
+              .withFileScanTasks(List.of())
+              .withDeleteFiles(List.of())
+              .withSpecsById(metadata.specsById())
+              .build();
+      return new Reply(200, scanResult(response, vended(metadata, rawPrefix, rawNs, ident)));
+    }
+    if (n == 6 && p[4].equals("plan") && (method.equals("GET") || method.equals("DELETE"))) {
+      TableMetadata metadata = CatalogHandlers.loadTable(catalog, ident).tableMetadata();
+      String planId = RESTUtil.decodeString(p[5]);
+      if (!ident.equals(plans.get(planId))) {
+        throw new NoSuchPlanIdException(planId);
+      }
+      if (method.equals("DELETE")) {
+        plans.remove(planId);
+        return NO_CONTENT;
+      }
+      FetchPlanningResultResponse response =
+          FetchPlanningResultResponse.builder()
+              .withPlanStatus(PlanStatus.COMPLETED)
+              .withPlanTasks(List.of())
+              .withFileScanTasks(List.of())
+              .withDeleteFiles(List.of())
+              .withSpecsById(metadata.specsById())
+              .build();
+      return new Reply(200, scanResult(response, vended(metadata, rawPrefix, rawNs, ident)));
+    }
+    if (n == 5 && p[4].equals("tasks") && method.equals("POST")) {
+      CatalogHandlers.tableExists(catalog, ident);
+      parse(body, FetchScanTasksRequest.class); // plan-task is required; any value is accepted
+      FetchScanTasksResponse response =
+          FetchScanTasksResponse.builder()
+              .withFileScanTasks(List.of())
+              .withDeleteFiles(List.of())
+              .build();
+      return new Reply(200, scanResult(response, null));
+    }
+    if (n == 5 && p[4].equals("sign") && method.equals("POST")) {
+      CatalogHandlers.tableExists(catalog, ident);
+      return sign(body, ident);
+    }
+    return null;
+  }
+
+  /**
+   * A scan-planning response as Iceberg 1.10.2 serializes it, plus what its parser leaves out: an
+   * empty "delete-files" and (for plan results, as CompletedPlanningResult allows) the vended
+   * "storage-credentials".
+   */
+  private ObjectNode scanResult(RESTResponse response, List<Credential> credentials) {
+    ObjectNode json = mapper.valueToTree(response);
+    if (!json.has("delete-files")) {
+      json.putArray("delete-files");
+    }
+    if (credentials != null) {
+      ArrayNode array = json.putArray("storage-credentials");
+      for (Credential credential : credentials) {
+        ObjectNode entry = array.addObject().put("prefix", credential.prefix());
+        ObjectNode config = entry.putObject("config");
+        credential.config().forEach(config::put);
+      }
+    }
+    return json;
+  }
+
+  /**
+   * FAKE remote signing: checks the RemoteSignRequest (the spec's fields; Iceberg's
+   * S3SignRequestParser for region, uri, method, headers, properties, body), records it for
+   * /dev/sign-log and answers the request's uri and headers plus a fake Authorization header.
+   */
+  private Reply sign(byte[] body, TableIdentifier ident) {
+    JsonNode json;
+    S3SignRequest request;
+    try {
+      json = mapper.readTree(body);
+      if (json == null || !json.isObject()) {
+        throw new IllegalArgumentException("request body must be a JSON object");
+      }
+      request = S3SignRequestParser.fromJson(json);
+    } catch (IOException | IllegalArgumentException e) {
+      throw new BadRequestException(e, "Invalid RemoteSignRequest: %s", e.getMessage());
+    }
+    if (!SIGN_METHODS.contains(request.method())) {
+      throw new BadRequestException("Invalid RemoteSignRequest: unknown method %s", request.method());
+    }
+    if (json.has("provider") && !json.get("provider").isTextual()) {
+      throw new BadRequestException("Invalid RemoteSignRequest: provider must be a string");
+    }
+    String uri = json.get("uri").asText(); // echoed exactly as sent
+    Map<String, String> entry = new LinkedHashMap<>();
+    entry.put("table", ident.toString());
+    entry.put("method", request.method());
+    entry.put("uri", uri);
+    synchronized (signLog) {
+      signLog.add(entry);
+    }
+    ObjectNode result = mapper.createObjectNode().put("uri", uri);
+    ObjectNode signed = result.putObject("headers");
+    // The request's headers, in the order sent (the parser has checked they are string lists).
+    json.get("headers").fields().forEachRemaining(header -> {
+      if (!header.getKey().equalsIgnoreCase("Authorization")) { // replaced by the signature below
+        signed.set(header.getKey(), header.getValue());
+      }
+    });
+    signed.putArray("Authorization").add(String.format(FAKE_AUTHORIZATION, request.region()));
+    // The spec's RemoteSignResponse carries Cache-Control; a fake signature is not worth caching.
+    return new Reply(200, result, Map.of("Cache-Control", "no-cache"));
+  }
+
+  /** GET /dev/sign-log: the recorded sign requests; DELETE clears them (for tests that reuse it). */
+  private Reply signLog(String method, String rawPath) {
+    synchronized (signLog) {
+      switch (method) {
+        case "GET":
+          return new Reply(200, mapper.valueToTree(new ArrayList<>(signLog)));
+        case "DELETE":
+          signLog.clear();
+          return NO_CONTENT;
+        default:
+          return noRoute(method, rawPath);
+      }
+    }
   }
 
   /**

@@ -5,6 +5,8 @@
 // Flags: --port N (0 = any free port)  --host ADDR (127.0.0.1)  --warehouse DIR (required)
 //        --prefix NAME (only this prefix is accepted and advertised; default: any prefix or none;
 //        env DEV_CATALOG_PREFIX)  --jdbc FILE.db (persistent SQLite catalog)  --quiet
+//        --vend FILE.json (vend the FAKE credentials in FILE and serve the scan-planning and
+//        remote-signing fixtures; env DEV_CATALOG_VEND; format in CredentialVending)
 package org.apache.iceberg.rest;
 
 import com.sun.net.httpserver.HttpServer;
@@ -43,6 +45,9 @@ public final class DevCatalog {
     if (!flags.containsKey("warehouse")) {
       throw new IllegalArgumentException("--warehouse DIR is required");
     }
+    String vendFile = flags.getOrDefault("vend", System.getenv("DEV_CATALOG_VEND"));
+    CredentialVending vending =
+        vendFile == null || vendFile.isEmpty() ? null : CredentialVending.load(new File(vendFile));
     File warehouseDir = new File(flags.get("warehouse")).getAbsoluteFile();
     if (!warehouseDir.isDirectory() && !warehouseDir.mkdirs()) {
       throw new IllegalArgumentException("Cannot create warehouse " + warehouseDir);
@@ -74,7 +79,7 @@ public final class DevCatalog {
     Map<String, String> defaults = new HashMap<>();
     defaults.put(CatalogProperties.WAREHOUSE_LOCATION, warehouse);
     CatalogRouter router =
-        new CatalogRouter(catalog, prefix, defaults, flags.containsKey("quiet"));
+        new CatalogRouter(catalog, prefix, defaults, flags.containsKey("quiet"), vending);
 
     HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 64);
     server.createContext("/", router);
@@ -84,7 +89,8 @@ public final class DevCatalog {
         "dev-catalog listening on http://" + host + ":" + server.getAddress().getPort()
             + " (warehouse " + warehouse + ", "
             + (flags.containsKey("jdbc") ? "jdbc " + flags.get("jdbc") : "in-memory")
-            + (prefix != null ? ", prefix " + prefix : "") + ")");
+            + (prefix != null ? ", prefix " + prefix : "")
+            + (vending != null ? ", vend " + vendFile : "") + ")");
     System.out.flush();
   }
 

@@ -1,0 +1,173 @@
+//! The credential steps of the request path that need the network (DESIGN.md §8): learning a
+//! table's locations from the upstream (cached briefly), minting downscoped credentials, and
+//! rewriting a credential-bearing response. The rules themselves are pure, in `credentials`.
+
+use crate::credentials::clean::{Endpoints, Rules};
+use crate::credentials::response::{Chunks, Parsed};
+use crate::credentials::sts::{Downscoper, MintRequest, Minted, StsError};
+use crate::credentials::{Action, Config, clean, envelope::EnvelopeError};
+use crate::iceberg::OperationId;
+use crate::iceberg::routes::Route;
+use crate::policy::authorize::Scope;
+use bytes::Bytes;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum VendError {
+    #[error(transparent)]
+    Envelope(#[from] EnvelopeError),
+    #[error("cannot learn the table's location: the upstream answered {0}")]
+    Locations(u16),
+    #[error("cannot mint downscoped credentials: {0}")]
+    Mint(#[from] StsError),
+    #[error("cannot mint downscoped credentials: `s3-downscope` is not set up ({0})")]
+    NotConfigured(String),
+}
+
+/// Bounds the location cache; past it, expired entries go, then everything.
+const MAX_CACHED_TABLES: usize = 10_000;
+
+/// A table's locations, when they were learned.
+type CachedLocations = (Instant, Arc<Vec<String>>);
+
+/// The process's vending pieces: the location cache and the STS minter.
+#[derive(Debug)]
+pub struct Vending {
+    pub config: Config,
+    downscoper: Result<Downscoper, String>,
+    locations: Mutex<HashMap<String, CachedLocations>>,
+}
+
+/// Who the credentials are for, for session names, tags and the cache key.
+#[derive(Clone, Copy, Debug)]
+pub struct Caller<'a> {
+    pub user: &'a str,
+    pub active_roles: &'a [String],
+    /// `catalog.schema.table`.
+    pub table: &'a str,
+    /// The request asked for vended credentials (`X-Iceberg-Access-Delegation`).
+    pub asked: bool,
+}
+
+impl Vending {
+    pub fn new(config: Config) -> Self {
+        let downscoper = match config.mode {
+            crate::credentials::Mode::S3Downscope => Downscoper::new(&config.sts).map_err(|e| e.to_string()),
+            _ => Err("the mode is not `s3-downscope`".to_owned()),
+        };
+        Self { config, downscoper, locations: Mutex::new(HashMap::new()) }
+    }
+
+    /// The table's cached locations, if fresh.
+    pub fn cached_locations(&self, table_path: &str) -> Option<Arc<Vec<String>>> {
+        let ttl = Duration::from_secs(self.config.location_cache_seconds);
+        let cache = self.locations.lock().ok()?;
+        cache.get(table_path).filter(|(at, _)| at.elapsed() < ttl).map(|(_, l)| Arc::clone(l))
+    }
+
+    pub fn remember_locations(&self, table_path: &str, locations: Arc<Vec<String>>) {
+        if self.config.location_cache_seconds == 0 {
+            return;
+        }
+        let ttl = Duration::from_secs(self.config.location_cache_seconds);
+        let Ok(mut cache) = self.locations.lock() else { return };
+        if cache.len() >= MAX_CACHED_TABLES {
+            cache.retain(|_, (at, _)| at.elapsed() < ttl);
+            if cache.len() >= MAX_CACHED_TABLES {
+                cache.clear();
+            }
+        }
+        cache.insert(table_path.to_owned(), (Instant::now(), locations));
+    }
+
+    /// icegate's endpoints for the table at `table_path` (after the base path).
+    pub fn endpoints(&self, table_path: &str) -> Endpoints {
+        let relative = table_path.trim_start_matches('/');
+        let public = self.config.public_url.as_deref().map(|u| u.trim_end_matches('/').to_owned());
+        Endpoints {
+            credentials: match &public {
+                Some(base) => format!("{base}/{relative}/credentials"),
+                None => format!("{relative}/credentials"),
+            },
+            sign: format!("{relative}/sign"),
+            signer_uri: public,
+        }
+    }
+
+    /// Rewrites one credential-bearing response. `locations` loads the table's locations
+    /// when the response does not carry its metadata and they are needed.
+    pub async fn rewrite<F, Fut>(
+        &self,
+        op: OperationId,
+        body: Bytes,
+        action: Action,
+        caller: Caller<'_>,
+        table_path: &str,
+        locations: F,
+    ) -> Result<(Chunks, Action), VendError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<Arc<Vec<String>>, VendError>>,
+    {
+        let parsed = Parsed::read(body)?;
+        let endpoints = self.endpoints(table_path);
+        let rules =
+            Rules { action, extra_allowed: &self.config.allowed_config_keys, endpoints: &endpoints, minted: None };
+        let vends = parsed.vends(&rules);
+        let mint =
+            matches!(action, Action::Downscope(_)) && (vends || caller.asked || op == OperationId::LoadCredentials);
+        let needs_locations = mint || (action == Action::Keep && vends);
+        let locations = match (&parsed.locations, needs_locations) {
+            (Some(from_metadata), _) => {
+                let l = Arc::new(from_metadata.clone());
+                self.remember_locations(table_path, Arc::clone(&l));
+                l
+            }
+            (None, true) => locations().await?,
+            (None, false) => Arc::new(Vec::new()),
+        };
+        let minted = match action {
+            Action::Downscope(scope) if mint => self.mint(caller, scope, &locations).await?,
+            _ => None,
+        };
+        // Downscoping with nothing to mint (no S3 location) leaves nothing: that is a strip.
+        let done = match (action, &minted) {
+            (Action::Downscope(_), None) => Action::Strip,
+            _ => action,
+        };
+        let rules = Rules { action: done, minted: minted.as_deref(), ..rules };
+        Ok((parsed.render(&rules, &locations)?, done))
+    }
+
+    async fn mint(
+        &self,
+        caller: Caller<'_>,
+        scope: Scope,
+        locations: &[String],
+    ) -> Result<Option<Arc<Minted>>, VendError> {
+        // A table known to be off S3 gets nothing; an unknown location gets a deny-all policy.
+        if !locations.is_empty() && clean::s3_locations(locations).next().is_none() {
+            return Ok(None);
+        }
+        let downscoper = self.downscoper.as_ref().map_err(|e| VendError::NotConfigured(e.clone()))?;
+        let request =
+            MintRequest { user: caller.user, active_roles: caller.active_roles, table: caller.table, scope, locations };
+        Ok(Some(downscoper.mint(&request).await?))
+    }
+}
+
+/// The path of the table a route names (after the base path): `/v1[/prefix]/namespaces/{ns}/tables/{t}`.
+pub fn table_path(route: &Route) -> Option<String> {
+    route.name.as_ref()?;
+    let keep = if route.prefix.is_some() { 6 } else { 5 };
+    let segments: Vec<&str> = route.canonical_path.split('/').take(keep + 1).collect();
+    (segments.len() == keep + 1 && segments.get(keep - 1) == Some(&"tables")).then(|| segments.join("/"))
+}
+
+/// The locations of a loadTable response from the upstream.
+pub fn locations_of(body: Bytes) -> Result<Arc<Vec<String>>, VendError> {
+    Ok(Arc::new(Parsed::read(body)?.locations.unwrap_or_default()))
+}
