@@ -14,3 +14,4 @@ mod serve;
 mod sts;
 mod support;
 mod tls;
+mod vending;
