@@ -162,12 +162,17 @@ async fn pipeline(
         .map_err(|e| Stop::plain(e.refusal(), Some(op)))?;
 
     // authorize what the body adds, and where a sign request reaches (DESIGN.md §8)
+    // The table a create or register names in its body, for its credentials.
+    let mut body_table: Option<String> = None;
     if let RequestBody::Buffered(bytes) = &body {
         let parsed = iceberg_body::inspect(route, bytes, &settings.namespace_separators)
             .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
         decide::authorize_body_stage(snap, &subject, route, &request, &parsed)?;
+        if let iceberg_body::Body::CreateTable { name, .. } | iceberg_body::Body::RegisterTable { name } = &parsed {
+            body_table = Some(name.clone());
+        }
         if let iceberg_body::Body::SignRequest(sign) = &parsed {
-            let table = vending::table_path(route).unwrap_or_default();
+            let table = vending::table_path(route, None).unwrap_or_default();
             let lookup = Outbound { path: &table, query: "", strip_delegation: true, ..base_out };
             let locations = table_locations(shared, &parts.headers, &lookup)
                 .await
@@ -196,12 +201,19 @@ async fn pipeline(
         ListKind::for_operation(op).map(|kind| crate::policy::entries::EntryFilter::new(snap, &subject, catalog, kind));
     let visible = |entry: &crate::iceberg::list::Entry| entries.as_mut().is_some_and(|f| f.visible(entry));
     let active_roles = record.active_roles.clone().unwrap_or_default();
-    let vend = action.map(|action| Vend {
+    let object = record.objects.first().map_or("", |o| o.full_name.as_str());
+    let table_name = match &body_table {
+        Some(name) => format!("{object}.{name}"),
+        None => object.to_owned(),
+    };
+    let table_path = vending::table_path(route, body_table.as_deref());
+    let vend = action.zip(table_path.as_deref()).map(|(action, table_path)| Vend {
         action,
+        table_path,
         caller: vending::Caller {
             user: &principal.user,
             active_roles: &active_roles,
-            table: record.objects.first().map_or("", |o| o.full_name.as_str()),
+            table: &table_name,
             asked: asks_for_vended_credentials(&parts.headers),
         },
     });
@@ -214,6 +226,8 @@ async fn pipeline(
 #[derive(Clone, Copy, Debug)]
 struct Vend<'a> {
     action: Action,
+    /// The table's path after the base path (for a create, the table it creates).
+    table_path: &'a str,
     caller: vending::Caller<'a>,
 }
 
@@ -368,12 +382,11 @@ async fn rewrite_response(
         Some(rewrite::clean_config(&bytes, &shared.config.credentials.secret_config_keys).map_err(fail)?)
     } else if let (Some(vend), true) = (vend, head.status == StatusCode::OK) {
         let bytes = rewrite::collect(body).await.map_err(fail)?;
-        let table = vending::table_path(route).unwrap_or_default();
-        let lookup = Outbound { path: &table, query: "", strip_delegation: true, ..*out };
+        let lookup = Outbound { path: vend.table_path, query: "", strip_delegation: true, ..*out };
         let locations = || table_locations(shared, caller, &lookup);
         let (chunks, done) = shared
             .vending
-            .rewrite(op, bytes, vend.action, vend.caller, &table, locations)
+            .rewrite(op, bytes, vend.action, vend.caller, vend.table_path, locations)
             .await
             .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
         head.headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from(chunks.len()));

@@ -159,15 +159,56 @@ impl Vending {
     }
 }
 
-/// The path of the table a route names (after the base path): `/v1[/prefix]/namespaces/{ns}/tables/{t}`.
-pub fn table_path(route: &Route) -> Option<String> {
-    route.name.as_ref()?;
-    let keep = if route.prefix.is_some() { 6 } else { 5 };
-    let segments: Vec<&str> = route.canonical_path.split('/').take(keep + 1).collect();
-    (segments.len() == keep + 1 && segments.get(keep - 1) == Some(&"tables")).then(|| segments.join("/"))
+/// The path of the table a route names (after the base path),
+/// `/v1[/prefix]/namespaces/{ns}/tables/{t}`; for createTable and registerTable, whose table
+/// is named in the body, `body_name`.
+pub fn table_path(route: &Route, body_name: Option<&str>) -> Option<String> {
+    let prefixed = usize::from(route.prefix.is_some());
+    let segments: Vec<&str> = route.canonical_path.split('/').collect();
+    // ["", "v1", prefix?, "namespaces", ns, "tables", name, ...]
+    let (namespaces, tables) = (2 + prefixed, 4 + prefixed);
+    if segments.get(namespaces) != Some(&"namespaces") {
+        return None;
+    }
+    match (route.name.as_ref(), body_name) {
+        (Some(_), _) if segments.get(tables) == Some(&"tables") => segments.get(..tables + 2).map(|s| s.join("/")),
+        (None, Some(name)) => {
+            let namespace = segments.get(..=namespaces + 1)?.join("/");
+            Some(format!("{namespace}/tables/{}", crate::iceberg::path::encode(name)))
+        }
+        _ => None,
+    }
 }
 
 /// The locations of a loadTable response from the upstream.
 pub fn locations_of(body: Bytes) -> Result<Arc<Vec<String>>, VendError> {
     Ok(Arc::new(Parsed::read(body)?.locations.unwrap_or_default()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::iceberg::routes::{Classified, RouteOptions, classify};
+
+    fn route(method: &str, path: &str) -> Route {
+        match classify(method, path, &RouteOptions::default()).unwrap() {
+            Classified::Route(r) => r,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_table_path_is_the_tables_own_also_for_creates_and_registers() {
+        let cases = [
+            ("POST", "/v1/p/namespaces/a%1Fb/tables/t/sign", None, Some("/v1/p/namespaces/a%1Fb/tables/t")),
+            ("GET", "/v1/namespaces/db/tables/t/credentials", None, Some("/v1/namespaces/db/tables/t")),
+            ("GET", "/v1/namespaces/tables/tables/tables", None, Some("/v1/namespaces/tables/tables/tables")),
+            ("POST", "/v1/p/namespaces/db/tables", Some("new t"), Some("/v1/p/namespaces/db/tables/new%20t")),
+            ("POST", "/v1/namespaces/db/register", Some("r"), Some("/v1/namespaces/db/tables/r")),
+            ("POST", "/v1/namespaces/db/tables", None, None),
+        ];
+        for (method, path, body, expected) in cases {
+            assert_eq!(table_path(&route(method, path), body).as_deref(), expected, "{path}");
+        }
+    }
 }

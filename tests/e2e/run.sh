@@ -38,3 +38,5 @@ if ! "$VENV/bin/python" "$ROOT/tests/e2e/clients.py" "http://127.0.0.1:$PORT" "$
   echo "--- icegate log" >&2; tail -50 "$WORK/icegate.log" >&2
   exit 1
 fi
+# Credential vending and remote signing (DESIGN.md §8): its own dev catalogs and icegates.
+bash "$ROOT/tests/e2e/credentials.sh"
