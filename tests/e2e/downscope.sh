@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# `credentials.mode = "s3-downscope"` end to end (DESIGN.md §8) against a local moto server:
+# moto (S3 and STS on loopback, pinned in tests/e2e/requirements-moto.txt, its own venv
+# target/e2e-moto-venv) with a recorder in front of its STS (tests/e2e/downscope_moto.py); a dev
+# catalog whose `--vend` file hands out broad upstream S3 keys (AKIA-UPSTREAM-BROAD) with
+# `s3.endpoint` at moto; one icegate in s3-downscope mode on tests/e2e/downscope-policy.yaml,
+# assuming a role at moto's STS with its own credentials from the environment. Then
+# tests/e2e/downscope.py checks the session policies icegate sent, the responses and PyIceberg
+# writing and reading a table's data on moto's S3 through the minted credentials.
+# Exits non-zero on failure. Called by tests/e2e/run.sh; runs on its own too.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+E2E="$ROOT/tests/e2e"
+DEV="$ROOT/deploy/dev-catalog"
+"$DEV/build.sh" >&2
+# A venv and its requirements file, (re)installed when the file changed.
+venv() { # venv DIR REQS
+  if [ ! -x "$1/bin/python" ] || ! cmp -s "$2" "$1/.requirements"; then
+    python3 -m venv "$1"
+    "$1/bin/pip" install --quiet --disable-pip-version-check -r "$2" >&2
+    cp "$2" "$1/.requirements"
+  fi
+}
+VENV="$ROOT/target/e2e-venv"
+MOTO_VENV="$ROOT/target/e2e-moto-venv"
+venv "$VENV" "$E2E/requirements.txt"
+venv "$MOTO_VENV" "$E2E/requirements-moto.txt"
+(cd "$ROOT" && cargo build --locked --quiet)
+ICEGATE="$ROOT/target/debug/icegate"
+"$ICEGATE" check --policy "$E2E/downscope-policy.yaml" >/dev/null
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/icegate-e2e-downscope.XXXXXX")"
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+wait_for() { # wait_for LOG PATTERN
+  for _ in $(seq 300); do grep -aq "$2" "$1" && return 0; sleep 0.1; done
+  echo "timed out waiting for '$2' in $1:" >&2; cat "$1" >&2; return 1
+}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+BUCKET=icegate-e2e
+# No AWS settings of the machine reach moto, the catalog or icegate; icegate gets its own below.
+unset AWS_PROFILE AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_WEB_IDENTITY_TOKEN_FILE AWS_ROLE_ARN
+export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null AWS_EC2_METADATA_DISABLED=true
+"$MOTO_VENV/bin/python" "$E2E/downscope_moto.py" "$BUCKET" >"$WORK/moto.log" 2>&1 &
+PIDS+=($!)
+wait_for "$WORK/moto.log" "moto listening on"
+MOTO="$(grep -a 'moto listening on' "$WORK/moto.log" | grep -o 'http://127.0.0.1:[0-9]*' | head -1)"
+RECORDER="$(grep -a 'moto listening on' "$WORK/moto.log" | grep -o 'http://127.0.0.1:[0-9]*' | tail -1)"
+
+# The upstream vends broad keys on every load (`always`: icegate removes the delegation header in
+# this mode, yet the upstream's credentials must be replaced, not merely not asked for).
+cat >"$WORK/vend.json" <<EOF
+{
+  "always": true,
+  "config": {
+    "s3.access-key-id": "AKIA-UPSTREAM-BROAD",
+    "s3.secret-access-key": "upstream-broad-secret",
+    "s3.session-token": "upstream-broad-session-token",
+    "token": "upstream-catalog-token",
+    "s3.endpoint": "$MOTO",
+    "s3.path-style-access": "true",
+    "client.region": "us-east-1",
+    "client.refresh-credentials-endpoint": "http://upstream.invalid/v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials"
+  },
+  "storage-credentials": [
+    {"prefix": "s3://$BUCKET/",
+     "config": {"s3.access-key-id": "AKIA-UPSTREAM-BUCKET", "s3.secret-access-key": "upstream-bucket-secret"}},
+    {"prefix": "s3://$BUCKET/wh/{namespace}/{table}/data",
+     "config": {"s3.access-key-id": "AKIA-UPSTREAM-DATA", "s3.secret-access-key": "upstream-data-secret"}},
+    {"prefix": "{location}", "config": {"s3.access-key-id": "AKIA-UPSTREAM-TABLE"}}
+  ]
+}
+EOF
+"$DEV/run.sh" 0 "$WORK/warehouse" --vend "$WORK/vend.json" --quiet >"$WORK/catalog.log" 2>&1 &
+PIDS+=($!)
+wait_for "$WORK/catalog.log" "dev-catalog listening on"
+CATALOG="$(grep -ao 'http://127.0.0.1:[0-9]*' "$WORK/catalog.log" | head -1)"
+
+PORT="$(free_port)"
+cat >"$WORK/icegate.toml" <<EOF
+listen = "127.0.0.1:$PORT"
+admin_listen = "127.0.0.1:0"
+policy = "$E2E/downscope-policy.yaml"
+
+[upstream]
+url = "$CATALOG"
+
+[credentials]
+mode = "s3-downscope"
+
+[credentials.sts]
+role_arn = "arn:aws:iam::123456789012:role/icegate-table-access"
+region = "us-east-1"
+endpoint = "$RECORDER"
+EOF
+# icegate's own AWS credentials (moto accepts any); they sign its AssumeRole calls.
+AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing "$ICEGATE" serve --config "$WORK/icegate.toml" \
+  >"$WORK/icegate.log" 2>&1 &
+PIDS+=($!)
+wait_for "$WORK/icegate.log" "icegate listening"
+echo "downscope e2e: moto $MOTO (sts recorder $RECORDER), catalog $CATALOG, icegate http://127.0.0.1:$PORT" >&2
+if ! "$VENV/bin/python" "$E2E/downscope.py" --icegate "http://127.0.0.1:$PORT" --catalog "$CATALOG" --moto "$MOTO" \
+  --recorder "$RECORDER" --bucket "$BUCKET" --warehouse "$WORK/warehouse" --log "$WORK/icegate.log"; then
+  echo "--- icegate log (without audit records)" >&2; grep -av '^{' "$WORK/icegate.log" | tail -20 >&2
+  echo "--- moto log" >&2; tail -20 "$WORK/moto.log" >&2
+  exit 1
+fi
