@@ -34,4 +34,5 @@ pub mod server;
 pub mod state;
 pub mod tls;
 pub mod tokens;
+pub mod upstream_calls;
 pub mod vending;

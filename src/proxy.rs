@@ -11,9 +11,10 @@ use crate::iceberg::list::ListKind;
 use crate::iceberg::routes::{self, Route};
 use crate::iceberg::{OperationId, body as iceberg_body};
 use crate::inspect::{self, RequestBody};
-use crate::outbound::{self, Outbound};
+use crate::outbound::Outbound;
 use crate::policy::authorize;
 use crate::state::{DecisionState, Shared};
+use crate::upstream_calls::{send, table_locations, upstream_says_missing};
 use crate::{accept, audit, identity};
 use crate::{rewrite, vending};
 use bytes::Bytes;
@@ -238,41 +239,11 @@ fn asks_for_vended_credentials(headers: &HeaderMap) -> bool {
         .any(|v| v.to_str().is_ok_and(|v| v.split(',').any(|m| m.trim().eq_ignore_ascii_case("vended-credentials"))))
 }
 
-/// The table's locations, from the cache or a load of the table upstream (`lookup` is a GET
-/// of the table's path with the caller's credentials and enforced active roles).
-async fn table_locations(
-    shared: &Shared,
-    caller: &HeaderMap,
-    lookup: &Outbound<'_>,
-) -> Result<Arc<Vec<String>>, vending::VendError> {
-    if let Some(cached) = shared.vending.cached_locations(lookup.path) {
-        return Ok(cached);
-    }
-    let get = http::Method::GET;
-    let out = Outbound { method: &get, ..*lookup };
-    let empty = Empty::new().map_err(|never| match never {}).boxed();
-    let response = send(shared, &strip_idempotency(caller), &out, empty)
-        .await
-        .map_err(|s| vending::VendError::Locations(s.refusal.status))?;
-    if response.status() != StatusCode::OK {
-        return Err(vending::VendError::Locations(response.status().as_u16()));
-    }
-    let body = rewrite::collect(response.into_body()).await.map_err(|_| vending::VendError::Locations(502))?;
-    let locations = vending::locations_of(body)?;
-    shared.vending.remember_locations(lookup.path, Arc::clone(&locations));
-    Ok(locations)
-}
-
 /// Binds a page token to the caller and the list it came from.
 fn token_binding(user: &str, route: &Route) -> String {
     let ns = route.namespace.as_ref().map(ToString::to_string).unwrap_or_default();
     let parent = route.query.parent.as_ref().map(ToString::to_string).unwrap_or_default();
     format!("{user}\n{}\n{}\n{ns}\n{parent}", route.prefix.as_deref().unwrap_or_default(), route.operation)
-}
-
-async fn send(shared: &Shared, caller: &HeaderMap, out: &Outbound<'_>, body: Body) -> Result<Response<Incoming>, Stop> {
-    let request = outbound::build(shared, caller, out, body).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
-    shared.upstream.send(request).await.map_err(|e| Stop::plain(Refusal::from(&e), None))
 }
 
 /// getToken goes upstream as it came, after hop-by-hop removal (DESIGN.md §4).
@@ -298,33 +269,6 @@ async fn forward_token_request(
     accept::strip_hop_by_hop(&mut head.headers);
     head.headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(Response::from_parts(head, body.map_err(|e| Box::new(e) as crate::forward::BoxError).boxed()))
-}
-
-/// The lookup step of 403-or-404: a HEAD for the object; only a 404 means missing.
-async fn upstream_says_missing(shared: &Shared, caller: &HeaderMap, route: &Route) -> bool {
-    let head = http::Method::HEAD;
-    let out = Outbound {
-        method: &head,
-        path: &route.canonical_path,
-        query: "",
-        user: "",
-        active_roles: None,
-        strip_delegation: true,
-    };
-    let Ok(request) =
-        outbound::build(shared, &strip_idempotency(caller), &out, Empty::new().map_err(|never| match never {}).boxed())
-    else {
-        return false;
-    };
-    matches!(shared.upstream.send(request).await, Ok(r) if r.status() == StatusCode::NOT_FOUND)
-}
-
-fn strip_idempotency(headers: &HeaderMap) -> HeaderMap {
-    let mut h = headers.clone();
-    h.remove("idempotency-key");
-    h.remove(http::header::CONTENT_LENGTH);
-    h.remove(http::header::CONTENT_TYPE);
-    h
 }
 
 /// Stage `rewrite`.

@@ -26,6 +26,7 @@ One line per check; exits non-zero on any failure.
 import argparse
 import base64
 import json
+import os
 import sys
 import time
 import urllib.error
@@ -94,13 +95,13 @@ def get_json(url):
     return r.json
 
 
-def gate(method, rest, user, roles=None, delegation=True):
+def gate(method, rest, user, roles=None, delegation=True, body=None):
     headers = {"Authorization": "Basic " + base64.b64encode(f"{user}:pw".encode()).decode()}
     if roles is not None:
         headers["X-Gravitino-Active-Roles"] = roles
     if delegation:
         headers["X-Iceberg-Access-Delegation"] = "vended-credentials"
-    return http(method, f"{ICEGATE}/v1/namespaces/db/{rest}", headers=headers)
+    return http(method, f"{ICEGATE}/v1/namespaces/db/{rest}", body, headers)
 
 
 def catalog(user, roles=None):
@@ -112,7 +113,7 @@ def catalog(user, roles=None):
 
 def assumed_roles():
     """moto's own record of every AssumeRole: access key, session name, role, session policy."""
-    return {r["access_key_id"]: r for r in get_json(f"{MOTO}/moto-api/data.json")["sts"]["AssumedRole"]}
+    return {r["access_key_id"]: r for r in get_json(f"{RECORDER}/assumed-roles")}
 
 
 def recorded_calls():
@@ -247,7 +248,8 @@ def check_policy(label, policy_text, table, write):
 
 
 def check_sts_call(label, key, user, active_roles, table, write):
-    """The AssumeRole that minted `key`: what moto kept, and what the recorder saw on the wire."""
+    """The AssumeRole that minted `key` for db.`table`: what moto kept, and what the recorder saw
+    on the wire."""
     moto_role = assumed_roles().get(key)
     if not step(f"{label}: moto recorded an AssumeRole for {key}", moto_role is not None):
         return
@@ -270,7 +272,7 @@ def check_sts_call(label, key, user, active_roles, table, write):
     for i in range(1, 11):
         if f"Tags.member.{i}.Key" in c:
             tags[c[f"Tags.member.{i}.Key"]] = c.get(f"Tags.member.{i}.Value")
-    want = {"icegate:user": user, "icegate:active-roles": active_roles, "icegate:table": table}
+    want = {"icegate:user": user, "icegate:active-roles": active_roles, "icegate:table": f"prod.db.{table}"}
     step(f"{label}: session tags carry user, active roles and table ({json.dumps(want)})", tags == want, json.dumps(tags))
 
 
@@ -287,6 +289,8 @@ def main():
         {"id": 2, "name": "item", "type": "string", "required": False}]}
     r = http("POST", f"{CATALOG}/v1/namespaces/db/tables",
              {"name": "t", "schema": schema, "properties": {"write.data.path": data_path("t")}})
+    assert r.status == 200, r
+    r = http("POST", f"{CATALOG}/v1/namespaces/db/tables", {"name": "plain", "schema": schema})
     assert r.status == 200, r
     step("setup: moto's bucket is there and empty", s3_keys("") == [])
 
@@ -323,6 +327,16 @@ def main():
         left = [s for s in UPSTREAM_SECRETS if s in r.raw.decode()]
         step("dana narrowed to reader loadCredentials: nothing upstream left", not left, f"found {left}")
         check_storage_credentials("dana narrowed to reader loadCredentials", r.json, "t", read_key)
+    # Scan planning answers carry no metadata: icegate learns the locations itself.
+    r = gate("POST", "tables/t/plan", "dana", "reader", body={})
+    plan_id = (r.json or {}).get("plan-id")
+    if step("dana narrowed to reader planTableScan: 200 with a plan-id", r.status == 200 and bool(plan_id), repr(r)):
+        step("dana narrowed to reader planTableScan: nothing upstream left",
+             not [s for s in UPSTREAM_SECRETS if s in r.raw.decode()], r.raw.decode()[:300])
+        check_storage_credentials("dana narrowed to reader planTableScan", r.json, "t", read_key)
+        r = gate("GET", f"tables/t/plan/{plan_id}", "dana", "reader")
+        if step("dana narrowed to reader fetchPlanningResult: 200", r.status == 200, repr(r)):
+            check_storage_credentials("dana narrowed to reader fetchPlanningResult", r.json, "t", read_key)
     t = catalog("dana", "reader").load_table("db.t")
     key = check_minted_keys("dana narrowed to reader: PyIceberg's FileIO", t.io.properties, assumed_roles())
     step("dana narrowed to reader: PyIceberg got the READ credentials", key == read_key, f"{key} != {read_key}")
@@ -344,17 +358,35 @@ def main():
     read = t2.scan().to_arrow()
     step("olga: reads the 2 rows back", sorted_rows(read) == sorted_rows(rows([7, 8])), str(sorted_rows(read)))
 
+    # db.plain lives on file:// only: nothing to mint for, so nothing is handed out (a strip).
+    r = gate("GET", "tables/plain", "dana")
+    if step("dana loadTable db.plain (file:// only): 200", r.status == 200, repr(r)):
+        config = r.json.get("config") or {}
+        step("dana loadTable db.plain: no credential at all (no upstream one, none minted)",
+             not [s for s in UPSTREAM_SECRETS if s in r.raw.decode()] and "s3.access-key-id" not in config
+             and not r.json.get("storage-credentials"), r.raw.decode()[-400:])
+        step("dana loadTable db.plain: s3.endpoint, s3.path-style-access, client.region kept",
+             {k: config.get(k) for k in ("s3.endpoint", "s3.path-style-access", "client.region")}
+             == {"s3.endpoint": MOTO, "s3.path-style-access": "true", "client.region": "us-east-1"}, json.dumps(config))
+
+    local = [os.path.relpath(os.path.join(d, f), args.warehouse) for d, _, fs in os.walk(args.warehouse) for f in fs]
+    step("the local warehouse holds the metadata and manifests, no data file (those are on moto's S3)",
+         any(f.endswith(".metadata.json") for f in local) and any(f.endswith(".avro") for f in local)
+         and not any(f.endswith(".parquet") for f in local), str(sorted(local)))
+
     # --- what icegate sent to STS --------------------------------------------------------------
-    check_sts_call("dana WRITE mint", write_key, "dana", "reader writer", "prod.db.t", write=True)
-    check_sts_call("dana READ mint", read_key, "dana", "reader", "prod.db.t", write=False)
-    check_sts_call("olga createTable WRITE mint", create_key, "olga", "writer", "prod.db.t2", write=True)
+    check_sts_call("dana WRITE mint", write_key, "dana", "reader writer", "t", write=True)
+    check_sts_call("dana READ mint", read_key, "dana", "reader", "t", write=False)
+    check_sts_call("olga createTable WRITE mint", create_key, "olga", "writer", "t2", write=True)
     calls = recorded_calls()
-    step("icegate reused its cached credentials: 3 AssumeRole calls for 3 (user, roles, scope, table)",
+    step("icegate reused its cached credentials, and minted none for db.plain: 3 AssumeRole calls for "
+         "3 (user, roles, scope, table)",
          len(calls) == 3 and all(c.get("_status") == 200 for c in calls),
          str([(c.get("RoleSessionName"), c.get("Tags.member.2.Value"), c.get("_status")) for c in calls]))
 
     # --- the audit -----------------------------------------------------------------------------
     seen = set()
+    records = []
     with open(args.log, encoding="utf-8", errors="replace") as f:
         for line in f:
             try:
@@ -362,14 +394,19 @@ def main():
             except ValueError:
                 continue
             if isinstance(rec, dict) and rec.get("credential") is not None:
+                records.append(rec)
                 seen.add((rec.get("operation"), rec.get("user"), rec.get("active_roles_header"), rec.get("credential")))
     for op, user, header in [("loadTable", "dana", None), ("loadTable", "dana", "reader"),
-                             ("loadCredentials", "dana", "reader"), ("createTable", "olga", None)]:
+                             ("loadCredentials", "dana", "reader"), ("planTableScan", "dana", "reader"),
+                             ("fetchPlanningResult", "dana", "reader"), ("createTable", "olga", None)]:
         step(f"audit: {user}'s {op}" + (f" narrowed to {header}" if header else "") + " says `downscoped`",
              (op, user, header, "downscoped") in seen,
              str(sorted(s for s in seen if s[:3] == (op, user, header))))
-    others = sorted(s for s in seen if s[3] != "downscoped")
-    step("audit: no credential-bearing request was `kept` or `stripped`", not others, str(others))
+    plain = [rec for rec in records if (rec.get("objects") or [{}])[0].get("fullName") == "prod.db.plain"]
+    step("audit: dana's loadTable of db.plain (nothing to mint) says `stripped`",
+         [rec.get("credential") for rec in plain] == ["stripped"], str([rec.get("credential") for rec in plain]))
+    others = sorted(s for s in seen if s[3] not in ("downscoped", "stripped"))
+    step("audit: no credential-bearing request was `kept`", not others, str(others))
 
 
 try:

@@ -11,6 +11,10 @@ returned (`_authorization`, `_status`, `_access_key_id`). Prints one line once b
   moto listening on http://127.0.0.1:P, sts recorder on http://127.0.0.1:Q
 
 The recorder also answers (not an AWS route):
+  GET /assumed-roles        moto's STS backend's own record of every AssumeRole (access key, secret,
+                            session token, role, session name, session policy), read in this
+                            process (moto 5.2.5's `/moto-api/data.json` fails with a 500 once
+                            PyArrow has written objects, on a FakeKey's `status`)
   GET /recorded             the recorded STS calls, `[{"Action": ..., "Tags.member.1.Key": ..., "_access_key_id": ...}]`
   GET /objects?prefix=K     the keys under K in BUCKET, as moto holds them (boto3, not icegate's keys)
 Runs until killed.
@@ -25,6 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import boto3
 from moto.server import ThreadedMotoServer
+from moto.sts.models import sts_backends
 
 BUCKET = sys.argv[1]
 moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
@@ -58,6 +63,13 @@ class Recorder(BaseHTTPRequestHandler):
             with lock:
                 body = json.dumps(recorded).encode()
             return self.reply(200, body)
+        if url.path == "/assumed-roles":
+            fields = ["access_key_id", "secret_access_key", "session_token", "role_arn", "session_name", "policy",
+                      "external_id"]
+            roles = [{f: getattr(r, f) for f in fields}
+                     for account in list(sts_backends.values()) for backend in list(account.values())
+                     for r in list(backend.assumed_roles)]
+            return self.reply(200, json.dumps(roles).encode())
         if url.path == "/objects":
             prefix = urllib.parse.parse_qs(url.query).get("prefix", [""])[0]
             pages = s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix)
