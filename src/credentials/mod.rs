@@ -159,6 +159,25 @@ mod tests {
     }
 
     #[test]
+    fn settings_that_cannot_work_are_refused_at_start_up() {
+        assert!(Config::default().validate().is_ok());
+        let downscope = Config { mode: Mode::S3Downscope, ..Config::default() };
+        assert!(downscope.validate().is_err(), "s3-downscope needs a role");
+        let mut with_role = downscope.clone();
+        with_role.sts.role_arn = Some("arn:aws:iam::1:role/r".into());
+        assert!(with_role.validate().is_ok());
+        with_role.sts.duration_seconds = 300;
+        assert!(with_role.validate().is_err(), "below STS's minimum");
+        for url in ["ftp://x", "icegate.example", "https://x/?q=1"] {
+            let c = Config { public_url: Some(url.into()), ..Config::default() };
+            assert!(c.validate().is_err(), "{url}");
+        }
+        let parsed: Config = toml::from_str("mode = \"s3-downscope\"\n[sts]\nrole_arn = \"r\"").unwrap();
+        assert_eq!((parsed.mode, parsed.sts.role_arn.as_deref()), (Mode::S3Downscope, Some("r")));
+        assert!(toml::from_str::<Config>("mode = \"strip_broader\"").is_err());
+    }
+
+    #[test]
     fn strip_broader_removes_only_what_narrowing_or_service_auth_made_broader() {
         use Scope::{Read, Write};
         let m = Mode::StripBroader;
