@@ -36,8 +36,34 @@ pub struct Record {
     /// What was done to vended credentials: `kept`, `stripped`, `downscoped`, or null.
     pub credential: Option<&'static str>,
     pub policy_generation: u64,
+    /// The live policy's content hash (`sha256:...`), beside its generation.
+    pub policy_hash: String,
     pub upstream_status: Option<u16>,
     pub duration_ms: f64,
+    /// When the request arrived; not written.
+    #[serde(skip)]
+    pub started: Option<std::time::Instant>,
+    /// Arrival to decision (forward or refuse), for metrics; not written.
+    #[serde(skip)]
+    pub decided_after: Option<std::time::Duration>,
+    /// The upstream's time to headers, for metrics; not written.
+    #[serde(skip)]
+    pub upstream_took: Option<std::time::Duration>,
+    /// List entries removed, for metrics; not written.
+    #[serde(skip)]
+    pub hidden_entries: usize,
+    /// What the shadow decision needs, when a candidate is configured; not written.
+    #[serde(skip)]
+    pub shadow: Option<crate::shadow::Capture>,
+}
+
+impl Record {
+    /// Marks the moment the request was decided.
+    pub fn decided(&mut self) {
+        if self.decided_after.is_none() {
+            self.decided_after = self.started.map(|s| s.elapsed());
+        }
+    }
 }
 
 /// Where records go.
@@ -64,13 +90,15 @@ impl Audit {
     }
 
     /// A fresh record with its id and timestamp.
-    pub fn start(&self, generation: u64) -> Record {
+    pub fn start(&self, generation: u64, hash: &str) -> Record {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         Record {
             ts: rfc3339_now(),
             request_id: format!("{:016x}-{n:08x}", self.prefix),
             decision: "deny",
             policy_generation: generation,
+            policy_hash: hash.to_owned(),
+            started: Some(std::time::Instant::now()),
             ..Record::default()
         }
     }
@@ -101,7 +129,12 @@ impl Audit {
 
 /// Now, as RFC 3339 UTC with milliseconds.
 pub fn rfc3339_now() -> String {
-    let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    rfc3339(SystemTime::now())
+}
+
+/// `t` as RFC 3339 UTC with milliseconds.
+pub fn rfc3339(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = d.as_secs() as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // civil-from-days (Howard Hinnant's algorithm)
@@ -137,7 +170,7 @@ mod tests {
     #[test]
     fn a_record_has_every_contract_key() {
         let audit = Audit::new(Sink::Off);
-        let r = audit.start(3);
+        let r = audit.start(3, "sha256:ab");
         let v: serde_json::Value = serde_json::to_value(&r).unwrap();
         for key in [
             "ts",
@@ -160,6 +193,9 @@ mod tests {
             assert!(v.get(key).is_some(), "{key}");
         }
         assert_eq!(v["decision"], "deny");
-        assert_ne!(audit.start(3).request_id, r.request_id);
+        assert_eq!(v["policy_hash"], "sha256:ab");
+        let written: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(written.len(), 17, "the 16 contract keys, `policy_hash`, and nothing internal: {written:?}");
+        assert_ne!(audit.start(3, "sha256:ab").request_id, r.request_id);
     }
 }

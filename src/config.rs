@@ -31,6 +31,11 @@ pub struct Config {
     /// A path in front of `/v1` on the listener (e.g. `/iceberg`).
     pub base_path: String,
     pub policy: Option<PathBuf>,
+    /// A candidate policy decided beside the live one on every request, never enforced.
+    pub shadow_policy: Option<PathBuf>,
+    /// How long in-flight requests may finish after SIGTERM.
+    pub shutdown_grace_seconds: u64,
+    pub reload: Reload,
     /// Serve HTTPS (and with a client CA, require client certificates).
     pub tls: Option<crate::tls::ListenerTls>,
     pub upstream: Upstream,
@@ -49,6 +54,9 @@ impl Default for Config {
             admin_listen: SocketAddr::from(([127, 0, 0, 1], 9181)),
             base_path: String::new(),
             policy: None,
+            shadow_policy: None,
+            shutdown_grace_seconds: 20,
+            reload: Reload::default(),
             tls: None,
             upstream: Upstream::default(),
             identity: Identity::default(),
@@ -58,6 +66,24 @@ impl Default for Config {
             audit: Audit::default(),
             credentials: crate::credentials::Config::default(),
         }
+    }
+}
+
+/// `[reload]`: what triggers a policy reload besides SIGHUP (DESIGN.md §9).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Reload {
+    /// Watch the policy (and shadow) path, robust to ConfigMap `..data` symlink swaps.
+    pub watch: bool,
+    /// Changes closer together than this are one reload.
+    pub debounce_ms: u64,
+    /// Also reload this often; 0: off.
+    pub poll_seconds: u64,
+}
+
+impl Default for Reload {
+    fn default() -> Self {
+        Self { watch: true, debounce_ms: 250, poll_seconds: 0 }
     }
 }
 

@@ -14,6 +14,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod accept;
+pub mod admin;
 pub mod audit;
 pub mod cli;
 pub mod config;
@@ -24,13 +25,17 @@ pub mod forward;
 pub mod iceberg;
 pub mod identity;
 pub mod inspect;
+pub mod metrics;
+pub mod observe;
 pub mod outbound;
 pub mod policy;
 pub mod proxy;
+pub mod reload;
 pub mod rewrite;
 pub mod roles;
 pub mod run;
 pub mod server;
+pub mod shadow;
 pub mod state;
 pub mod tls;
 pub mod tokens;

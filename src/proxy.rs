@@ -25,9 +25,11 @@ use std::sync::Arc;
 
 /// Serves one request.
 pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<identity::Peer>) -> Response<Body> {
-    let started = std::time::Instant::now();
     let state = shared.state.load_full();
-    let mut record = shared.audit.start(state.generation);
+    let mut record = shared.audit.start(state.generation, state.snapshot.hash());
+    if state.shadow.is_some() {
+        record.shadow = Some(crate::shadow::Capture::default());
+    }
     let response = match pipeline(&shared, &state, request, &peer, &mut record).await {
         Ok(response) => {
             record.decision = "allow";
@@ -35,6 +37,7 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<i
         }
         Err(stop) => {
             tracing::debug!(status = stop.refusal.status, reason = %stop.reason, "refused");
+            record.decided();
             record.operation = record.operation.or(stop.operation.map(OperationId::as_str));
             record.reason = Some(stop.reason);
             error::response(&stop.refusal)
@@ -42,8 +45,9 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<i
     };
     // audit
     record.status = response.status().as_u16();
-    record.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    record.duration_ms = record.started.map_or(0.0, |s| s.elapsed().as_secs_f64() * 1000.0);
     shared.audit.emit(&record);
+    crate::observe::observe(&shared, &state, &record);
     response
 }
 
@@ -86,6 +90,10 @@ async fn pipeline(
     }
     let target = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
     let method = parts.method.as_str().to_owned();
+    if let Some(capture) = &mut record.shadow {
+        capture.method.clone_from(&method);
+        capture.target.clone_from(&target);
+    }
     // getToken is how a client gets the credential that identifies it: recognized right after
     // hop-by-hop removal, it skips every check (DESIGN.md §4, §5).
     if routes::is_get_token(&method, &target, &settings.base_path) {
@@ -102,6 +110,10 @@ async fn pipeline(
         .map_err(|e| Stop::plain(Refusal::from(&e), None))?;
     record.user = Some(principal.user.clone());
     record.groups = Some(principal.groups.clone());
+    if let Some(capture) = &mut record.shadow {
+        capture.principal = Some(principal.clone());
+        capture.active_roles = parts.headers.get("x-gravitino-active-roles").map(|v| v.as_bytes().to_vec());
+    }
 
     // parse
     let roles_header = parts.headers.get("x-gravitino-active-roles").map(HeaderValue::as_bytes);
@@ -128,9 +140,20 @@ async fn pipeline(
             active_roles: None,
             strip_delegation: false,
         };
+        record.decided();
         let response = send(shared, &parts.headers, &out, Empty::new().map_err(|never| match never {}).boxed()).await?;
         record.upstream_status = Some(response.status().as_u16());
-        return rewrite_response(shared, route, None, response, |_| true, &parts.headers, &out).await.map(|(r, _)| r);
+        return rewrite_response(
+            shared,
+            route,
+            None,
+            response,
+            |_| true,
+            FollowUp { caller: &parts.headers, out: &out },
+            record,
+        )
+        .await
+        .map(|(r, _)| r);
     };
     let names =
         |roles: &[crate::policy::snapshot::RoleId]| roles.iter().map(|r| snap.role_name(*r).to_owned()).collect();
@@ -153,6 +176,9 @@ async fn pipeline(
         PathCheck::Allow(reason) => record.reason = Some(reason),
         PathCheck::AskExistence(reason) => {
             let missing = upstream_says_missing(shared, &parts.headers, route).await;
+            if let Some(capture) = &mut record.shadow {
+                capture.exists = Some(!missing);
+            }
             return Err(decide::existence_answer(route, reason, missing));
         }
     }
@@ -163,6 +189,9 @@ async fn pipeline(
         .map_err(|e| Stop::plain(e.refusal(), Some(op)))?;
 
     // authorize what the body adds, and where a sign request reaches (DESIGN.md §8)
+    if let (Some(capture), RequestBody::Buffered(bytes)) = (&mut record.shadow, &body) {
+        capture.body = Some(bytes.clone());
+    }
     // The table a create or register names in its body, for its credentials.
     let mut body_table: Option<String> = None;
     if let RequestBody::Buffered(bytes) = &body {
@@ -194,7 +223,10 @@ async fn pipeline(
         RequestBody::Buffered(bytes) => Full::new(bytes).map_err(|never| match never {}).boxed(),
         RequestBody::Stream(incoming) => incoming.map_err(|e| Box::new(e) as crate::forward::BoxError).boxed(),
     };
+    record.decided();
+    let sent = std::time::Instant::now();
     let response = send(shared, &parts.headers, &out, upstream_body).await?;
+    record.upstream_took = Some(sent.elapsed());
     record.upstream_status = Some(response.status().as_u16());
 
     // rewrite
@@ -218,9 +250,26 @@ async fn pipeline(
             asked: asks_for_vended_credentials(&parts.headers),
         },
     });
-    let (response, done) = rewrite_response(shared, route, vend, response, visible, &parts.headers, &out).await?;
+    let (response, done) = rewrite_response(
+        shared,
+        route,
+        vend,
+        response,
+        visible,
+        FollowUp { caller: &parts.headers, out: &out },
+        record,
+    )
+    .await?;
     record.credential = done.map(Action::audit).or(record.credential);
     Ok(response)
+}
+
+/// How the rewrite stage asks the upstream again (further list pages, a table's locations):
+/// with the caller's headers and the forwarded request's settings.
+#[derive(Clone, Copy, Debug)]
+struct FollowUp<'a> {
+    caller: &'a HeaderMap,
+    out: &'a Outbound<'a>,
 }
 
 /// What the rewrite stage does with a credential-bearing response.
@@ -278,9 +327,10 @@ async fn rewrite_response(
     vend: Option<Vend<'_>>,
     response: Response<Incoming>,
     visible: impl FnMut(&crate::iceberg::list::Entry) -> bool,
-    caller: &HeaderMap,
-    out: &Outbound<'_>,
+    follow_up: FollowUp<'_>,
+    record: &mut audit::Record,
 ) -> Result<(Response<Body>, Option<Action>), Stop> {
+    let FollowUp { caller, out } = follow_up;
     let op = route.operation;
     let (mut head, body) = response.into_parts();
     accept::strip_hop_by_hop(&mut head.headers);
@@ -293,6 +343,9 @@ async fn rewrite_response(
         Some(rewrite::strip_stack(rewrite::collect(body).await.map_err(fail)?))
     } else if let (Some(kind), true) = (kind, head.status == StatusCode::OK) {
         let first = rewrite::collect(body).await.map_err(fail)?;
+        if let Some(capture) = &mut record.shadow {
+            capture.list_response = Some(first.clone());
+        }
         let binding = token_binding(out.user, route);
         let fetch = |token: String, size: Option<u32>| {
             let mut route = route.clone();
@@ -320,6 +373,7 @@ async fn rewrite_response(
         let filtered = rewrite::filter_list(read, first, visible, fetch, |t| shared.tokens.seal(&binding, t))
             .await
             .map_err(fail)?;
+        record.hidden_entries = filtered.hidden;
         Some(Bytes::from(filtered.body))
     } else if op == OperationId::GetConfig && head.status == StatusCode::OK {
         let bytes = rewrite::collect(body).await.map_err(fail)?;

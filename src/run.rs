@@ -21,9 +21,6 @@ pub enum RunError {
     Listen { addr: std::net::SocketAddr, source: std::io::Error },
 }
 
-/// How long in-flight requests may run after a shutdown signal.
-const GRACE: Duration = Duration::from_secs(20);
-
 pub fn run(config: Config) -> Result<(), RunError> {
     let url = parse_upstream(config.upstream.url.as_deref().unwrap_or_default())?;
     let policy = config.policy.clone().ok_or(crate::config::ConfigError::NoPolicy)?;
@@ -31,17 +28,48 @@ pub fn run(config: Config) -> Result<(), RunError> {
     for w in &loaded.warnings {
         tracing::warn!("policy: {w}");
     }
+    // A candidate that does not load is reported, not fatal: the live policy is what serves.
+    let shadow = config.shadow_policy.as_deref().and_then(|path| match crate::policy::load_path(path) {
+        Ok(l) => Some(l.snapshot),
+        Err(e) => {
+            tracing::error!(path = %path.display(), error = %e, "shadow policy does not load");
+            None
+        }
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(RunError::Runtime)?;
     runtime.block_on(async move {
         let upstream = Upstream::new(url, &config.upstream)?;
         let tls = config.tls.as_ref().map(crate::tls::server_config).transpose()?;
-        let listen = config.listen;
-        let listener =
-            tokio::net::TcpListener::bind(listen).await.map_err(|source| RunError::Listen { addr: listen, source })?;
+        let (listen, admin_listen) = (config.listen, config.admin_listen);
+        let bind = |addr| async move {
+            tokio::net::TcpListener::bind(addr).await.map_err(|source| RunError::Listen { addr, source })
+        };
+        let listener = bind(listen).await?;
+        let admin = bind(admin_listen).await?;
+        let grace = Duration::from_secs(config.shutdown_grace_seconds);
         let stats = loaded.snapshot.stats();
-        let shared = Shared::new(config, loaded.snapshot, upstream);
-        tracing::info!(%listen, upstream = shared.upstream.authority(), policy = %stats, "icegate listening");
-        crate::server::serve_with(shared, listener, tls, shutdown_signal(), GRACE).await;
+        let shared = Shared::with_shadow(config, loaded.snapshot, shadow, upstream);
+        let reachable = crate::admin::probe_once(&shared).await;
+        shared.health.upstream_reachable.store(reachable, std::sync::atomic::Ordering::Relaxed);
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let until_stopped = move || {
+            let mut rx = stopped.clone();
+            async move {
+                let _ = rx.wait_for(|s| *s).await;
+            }
+        };
+        let admin_addr = admin.local_addr().map_or_else(|_| admin_listen.to_string(), |a| a.to_string());
+        let tasks = [
+            tokio::spawn(crate::admin::serve(shared.clone(), admin, until_stopped())),
+            tokio::spawn(crate::admin::probe_upstream(shared.clone(), until_stopped())),
+            tokio::spawn(crate::reload::run(shared.clone(), until_stopped())),
+        ];
+        tracing::info!(%listen, admin = %admin_addr, upstream = shared.upstream.authority(), policy = %stats, "icegate listening");
+        crate::server::serve_with(shared, listener, tls, shutdown_signal(), grace).await;
+        let _ = stop.send(true);
+        for task in tasks {
+            let _ = task.await;
+        }
         tracing::info!("icegate stopped");
         Ok(())
     })

@@ -70,6 +70,8 @@ pub async fn serve_with(
             },
         };
         let _ = stream.set_nodelay(true);
+        let open = shared.metrics.open_connections.clone();
+        open.inc();
         let shared = shared.clone();
         let in_flight = in_flight.clone();
         // The service of one connection: its peer (and verified client certificate) is fixed.
@@ -113,6 +115,7 @@ pub async fn serve_with(
             if let Err(e) = outcome {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
+            open.dec();
             drop(permit);
         });
     }

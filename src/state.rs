@@ -13,9 +13,20 @@ use std::sync::Arc;
 /// publishes it with one `store`.
 #[derive(Debug)]
 pub struct DecisionState {
-    pub snapshot: Snapshot,
+    pub snapshot: Arc<Snapshot>,
     /// 1 for the first snapshot, +1 per successful reload.
     pub generation: u64,
+    pub loaded_at: std::time::SystemTime,
+    /// The shadow candidate (DESIGN.md §9): decided beside `snapshot`, never enforced.
+    pub shadow: Option<Arc<Snapshot>>,
+}
+
+/// What `/readyz` reports besides the decision state.
+#[derive(Debug, Default)]
+pub struct Health {
+    /// The last reload failed; an older policy serves.
+    pub stale: std::sync::atomic::AtomicBool,
+    pub upstream_reachable: std::sync::atomic::AtomicBool,
 }
 
 /// The serving process's shared pieces.
@@ -30,10 +41,17 @@ pub struct Shared {
     pub idempotency_secret: [u8; 32],
     pub audit: crate::audit::Audit,
     pub vending: crate::vending::Vending,
+    pub health: Health,
+    pub metrics: crate::metrics::Metrics,
 }
 
 impl Shared {
     pub fn new(config: Config, snapshot: Snapshot, upstream: Upstream) -> Arc<Self> {
+        Self::with_shadow(config, snapshot, None, upstream)
+    }
+
+    /// As [`Shared::new`], with a shadow candidate.
+    pub fn with_shadow(config: Config, snapshot: Snapshot, shadow: Option<Snapshot>, upstream: Upstream) -> Arc<Self> {
         let key = config.lists.page_token_key.as_deref().and_then(crate::tokens::parse_key);
         let tokens = key.map_or_else(TokenCodec::random, TokenCodec::new);
         // Derived from the shared key when set, so every replica maps a user's key alike.
@@ -58,7 +76,18 @@ impl Shared {
         Arc::new(Self {
             audit: crate::audit::Audit::new(sink),
             vending: crate::vending::Vending::new(config.credentials.clone()),
-            state: ArcSwap::from_pointee(DecisionState { snapshot, generation: 1 }),
+            state: ArcSwap::from_pointee(DecisionState {
+                snapshot: Arc::new(snapshot),
+                generation: 1,
+                loaded_at: std::time::SystemTime::now(),
+                shadow: shadow.map(Arc::new),
+            }),
+            health: Health::default(),
+            metrics: {
+                let m = crate::metrics::Metrics::new();
+                m.generation.set(1);
+                m
+            },
             settings: config.decide_settings(),
             config,
             upstream,

@@ -12,6 +12,6 @@ for _ in $(seq 100); do grep -q "listening on" "$WORK/c.log" && break; sleep 0.1
 CATALOG="$(grep -ao 'http://127.0.0.1:[0-9]*' "$WORK/c.log" | head -1)"
 PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
 ICEGATE_LOG=warn "$ROOT/target/release/icegate" serve --upstream "$CATALOG" --policy "$ROOT/policies/example.yaml" \
-  --listen "127.0.0.1:$PORT" >"$WORK/i.log" 2>&1 & PIDS+=($!)
+  --listen "127.0.0.1:$PORT" --admin-listen 127.0.0.1:0 >"$WORK/i.log" 2>&1 & PIDS+=($!)
 sleep 0.5
 python3 "$ROOT/benches/load/latency.py" "$CATALOG" "http://127.0.0.1:$PORT" "${1:-2000}"

@@ -36,8 +36,13 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-wait_for() { # wait_for LOG PATTERN
-  for _ in $(seq 300); do grep -aq "$2" "$1" && return 0; sleep 0.1; done
+wait_for() { # wait_for LOG PATTERN: the last process started prints PATTERN into LOG
+  local pid="${PIDS[-1]}"
+  for _ in $(seq 600); do
+    grep -aq "$2" "$1" && return 0
+    kill -0 "$pid" 2>/dev/null || { echo "exited before printing '$2' in $1:" >&2; cat "$1" >&2; return 1; }
+    sleep 0.1
+  done
   echo "timed out waiting for '$2' in $1:" >&2; cat "$1" >&2; return 1
 }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

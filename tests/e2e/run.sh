@@ -40,3 +40,5 @@ if ! "$VENV/bin/python" "$ROOT/tests/e2e/clients.py" "http://127.0.0.1:$PORT" "$
 fi
 # Credential vending and remote signing (DESIGN.md §8): its own dev catalogs and icegates.
 bash "$ROOT/tests/e2e/credentials.sh"
+# s3-downscope against a local moto server (S3 and STS): its own moto, dev catalog and icegate.
+bash "$ROOT/tests/e2e/downscope.sh"

@@ -4,6 +4,7 @@
 
 mod cli;
 mod conformance;
+mod deploy;
 mod fake_upstream;
 mod identity_jwt;
 mod openapi;

@@ -1,0 +1,127 @@
+//! The process's Prometheus metrics (DESIGN.md §10: every name starts with `icegate_`), served
+//! as text by the admin listener.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    /// The operationId, or `unrecognized`.
+    pub operation: String,
+    /// `allow` (forwarded) or `deny`.
+    pub decision: String,
+    pub status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResultLabels {
+    pub result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ActionLabels {
+    /// `kept`, `stripped` or `downscoped`.
+    pub action: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OperationLabels {
+    pub operation: String,
+}
+
+/// Every metric icegate exports.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    pub requests: Family<RequestLabels, Counter>,
+    /// Time from the request's arrival to the decision (forward or refuse).
+    pub decision_seconds: Histogram,
+    /// Time the upstream took to answer with headers.
+    pub upstream_seconds: Histogram,
+    pub reloads: Family<ResultLabels, Counter>,
+    pub generation: Gauge,
+    pub stale: Gauge,
+    pub entries_hidden: Counter,
+    pub credentials: Family<ActionLabels, Counter>,
+    pub shadow_disagreements: Family<OperationLabels, Counter>,
+    pub open_connections: Gauge,
+    pub upstream_reachable: Gauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("icegate");
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register("requests", "Requests by operation, decision and status", requests.clone());
+        // 50 µs to about 6.5 s.
+        let decision_seconds = Histogram::new(exponential_buckets(0.000_05, 2.0, 18));
+        registry.register("decision_duration_seconds", "Time to decide a request", decision_seconds.clone());
+        let upstream_seconds = Histogram::new(exponential_buckets(0.000_5, 2.0, 16));
+        registry.register(
+            "upstream_duration_seconds",
+            "Time the upstream took to answer a forwarded request",
+            upstream_seconds.clone(),
+        );
+        let reloads = Family::<ResultLabels, Counter>::default();
+        registry.register("policy_reloads", "Policy reloads by result (success, failure, unchanged)", reloads.clone());
+        let generation = Gauge::default();
+        registry.register("policy_generation", "The live policy's generation", generation.clone());
+        let stale = Gauge::default();
+        registry.register("policy_stale", "1 when the last reload failed and an older policy serves", stale.clone());
+        let entries_hidden = Counter::default();
+        registry.register("list_entries_hidden", "List entries removed from responses", entries_hidden.clone());
+        let credentials = Family::<ActionLabels, Counter>::default();
+        registry.register("credentials", "Credential-bearing responses by what was done", credentials.clone());
+        let shadow_disagreements = Family::<OperationLabels, Counter>::default();
+        registry.register(
+            "shadow_disagreements",
+            "Requests the shadow policy decides differently, by operation",
+            shadow_disagreements.clone(),
+        );
+        let open_connections = Gauge::default();
+        registry.register("open_connections", "Client connections open now", open_connections.clone());
+        let upstream_reachable = Gauge::default();
+        registry.register(
+            "upstream_reachable",
+            "1 when the upstream answered its last probe",
+            upstream_reachable.clone(),
+        );
+        Self {
+            registry,
+            requests,
+            decision_seconds,
+            upstream_seconds,
+            reloads,
+            generation,
+            stale,
+            entries_hidden,
+            credentials,
+            shadow_disagreements,
+            open_connections,
+            upstream_reachable,
+        }
+    }
+
+    pub fn reload(&self, result: &str) {
+        self.reloads.get_or_create(&ResultLabels { result: result.to_owned() }).inc();
+    }
+
+    /// The text exposition format.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
+            out.clear();
+        }
+        out
+    }
+}
