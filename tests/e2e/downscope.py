@@ -1,21 +1,27 @@
 """End to end: `credentials.mode = "s3-downscope"` against moto's S3 and STS (DESIGN.md §8).
 
-Usage: downscope.py --icegate URL --catalog URL --moto URL --recorder URL --bucket NAME
-                    --warehouse DIR --log FILE
-(started by tests/e2e/downscope.sh). The dev catalog vends broad upstream keys
-(`AKIA-UPSTREAM-BROAD` and three `storage-credentials`) on every load, with `s3.endpoint` at
-moto. icegate (policy tests/e2e/downscope-policy.yaml) assumes
-arn:aws:iam::123456789012:role/icegate-table-access at moto's STS, through a recorder that keeps
-what icegate sent (moto keeps the session policy but not the tags).
+Usage: downscope.py --moto URL --recorder URL --bucket NAME
+                    --gate NAME=URL --catalog NAME=URL --warehouse NAME=DIR --log NAME=FILE ...
+(started by tests/e2e/downscope.sh). Both dev catalogs vend broad upstream keys
+(`AKIA-UPSTREAM-BROAD` and three `storage-credentials`) with `s3.endpoint` at moto: catalog `a`
+on every load, catalog `b` only when asked. The icegates `a` and `b` in front of them (policy
+tests/e2e/downscope-policy.yaml) assume arn:aws:iam::123456789012:role/icegate-table-access-{a,b}
+at moto's STS, through a recorder that keeps what icegate sent (moto keeps the session policy but
+not the tags).
 
 The reference catalog has no S3 FileIO, so the tables' metadata stays on the `file://` warehouse
-and their data goes to `s3://BUCKET/wh/db/<table>/data` through `write.data.path`: PyIceberg
-writes and reads the Parquet files on moto itself, with the credentials icegate returned.
+and their data goes to `s3://BUCKET/wh/<namespace>/<table>/data` through `write.data.path`:
+PyIceberg writes and reads the Parquet files on moto itself, with the credentials icegate returned.
 
-  db.t   made at the catalog (nobody owns it); dana (reader + writer) appends through icegate
-         unnarrowed (WRITE mint), then reads narrowed to `reader` (READ mint)
-  db.t2  created through icegate by olga (she owns the catalog: createTable with a location
-         property needs it), with `write.data.path`: the createTable answer carries a WRITE mint
+  a  db.t      made at the catalog (nobody owns it); dana (reader + writer) appends through icegate
+               unnarrowed (WRITE mint), then reads narrowed to `reader` (READ mint); loadCredentials
+               and scan planning narrowed
+     db.t2     created through icegate by olga (she owns the catalog: createTable with a location
+               property needs it), with `write.data.path`: the createTable answer carries a WRITE mint
+     db.plain  file:// only: nothing to mint, nothing handed out
+  b  nb.t      as db.t, but the upstream is not asked to vend (icegate removes
+               `X-Iceberg-Access-Delegation`), so the minted credentials are all the answer holds;
+               the client configures the S3 endpoint itself
 
 moto does not enforce session policies on S3 (its IAM checks, when enabled, look at the role's
 own policies only), so the READ credentials could write there too: the read-only property is
@@ -39,15 +45,26 @@ from pyiceberg.types import LongType, NestedField, StringType
 
 started = time.monotonic()
 parser = argparse.ArgumentParser()
-for flag in ["icegate", "catalog", "moto", "recorder", "bucket", "warehouse", "log"]:
+for flag in ["moto", "recorder", "bucket"]:
     parser.add_argument(f"--{flag}", required=True)
+for flag in ["gate", "catalog", "warehouse", "log"]:
+    parser.add_argument(f"--{flag}", action="append", default=[], help="NAME=VALUE")
 args = parser.parse_args()
-ICEGATE, CATALOG, MOTO, RECORDER, BUCKET = args.icegate, args.catalog, args.moto, args.recorder, args.bucket
-ROLE_ARN = "arn:aws:iam::123456789012:role/icegate-table-access"  # credentials.sts.role_arn (downscope.sh)
+MOTO, RECORDER, BUCKET = args.moto, args.recorder, args.bucket
+
+
+def named(values):
+    return dict(v.split("=", 1) for v in values)
+
+
+GATES, CATALOGS, WAREHOUSES, LOGS = named(args.gate), named(args.catalog), named(args.warehouse), named(args.log)
+ROLE_ARN = "arn:aws:iam::123456789012:role/icegate-table-access-{}"  # credentials.sts.role_arn (downscope.sh)
 DURATION = 3600  # credentials.sts.duration_seconds, the default
-# Every string of the vend file that must not reach a caller (downscope.sh).
+# Every string of the vend files that must not reach a caller (downscope.sh).
 UPSTREAM_SECRETS = ["AKIA-UPSTREAM", "upstream-broad-secret", "upstream-broad-session-token", "upstream-bucket-secret",
                     "upstream-data-secret", "upstream-catalog-token", "upstream.invalid"]
+# The allow-listed keys of the vend files, kept when the upstream vends.
+KEPT = {"s3.endpoint": MOTO, "s3.path-style-access": "true", "client.region": "us-east-1"}
 READ_ACTIONS = {"s3:GetObject", "s3:GetObjectVersion"}
 WRITE_ACTIONS = {"s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts"}
 
@@ -95,20 +112,61 @@ def get_json(url):
     return r.json
 
 
-def gate(method, rest, user, roles=None, delegation=True, body=None):
-    headers = {"Authorization": "Basic " + base64.b64encode(f"{user}:pw".encode()).decode()}
-    if roles is not None:
-        headers["X-Gravitino-Active-Roles"] = roles
-    if delegation:
-        headers["X-Iceberg-Access-Delegation"] = "vended-credentials"
-    return http(method, f"{ICEGATE}/v1/namespaces/db/{rest}", body, headers)
+class Gate:
+    """One icegate, its catalog, and the namespace its tables are in."""
 
+    def __init__(self, name, ns, upstream_vends):
+        self.name, self.ns, self.upstream_vends = name, ns, upstream_vends
+        self.url, self.catalog_url = GATES[name], CATALOGS[name]
+        self.warehouse, self.log = WAREHOUSES[name], LOGS[name]
+        self.role_arn = ROLE_ARN.format(name)
 
-def catalog(user, roles=None):
-    props = {"type": "rest", "uri": ICEGATE, "auth": {"type": "basic", "basic": {"username": user, "password": "x"}}}
-    if roles is not None:
-        props["header.X-Gravitino-Active-Roles"] = roles
-    return load_catalog(f"downscope-{user}-{roles}", **props)
+    def call(self, method, rest, user, roles=None, delegation=True, body=None):
+        headers = {"Authorization": "Basic " + base64.b64encode(f"{user}:pw".encode()).decode()}
+        if roles is not None:
+            headers["X-Gravitino-Active-Roles"] = roles
+        if delegation:
+            headers["X-Iceberg-Access-Delegation"] = "vended-credentials"
+        return http(method, f"{self.url}/v1/namespaces/{self.ns}/{rest}", body, headers)
+
+    def pyiceberg(self, user, roles=None):
+        props = {"type": "rest", "uri": self.url,
+                 "auth": {"type": "basic", "basic": {"username": user, "password": "x"}}}
+        if roles is not None:
+            props["header.X-Gravitino-Active-Roles"] = roles
+        if not self.upstream_vends:
+            # Nothing tells the client where S3 is: it says so itself.
+            props.update({"s3.endpoint": MOTO, "s3.region": "us-east-1"})
+        return load_catalog(f"downscope-{self.name}-{user}-{roles}", **props)
+
+    def data_path(self, table):
+        return f"s3://{BUCKET}/wh/{self.ns}/{table}/data"
+
+    def admin_setup(self, tables):
+        """The namespace and `tables` ({name: properties}), made at the catalog as its
+        administrator (not through icegate): nobody owns them."""
+        r = http("POST", f"{self.catalog_url}/v1/namespaces", {"namespace": [self.ns]})
+        assert r.status == 200, r
+        schema = {"type": "struct", "schema-id": 0, "fields": [
+            {"id": 1, "name": "id", "type": "long", "required": False},
+            {"id": 2, "name": "item", "type": "string", "required": False}]}
+        for name, props in tables.items():
+            r = http("POST", f"{self.catalog_url}/v1/namespaces/{self.ns}/tables",
+                     {"name": name, "schema": schema, "properties": props})
+            assert r.status == 200, r
+
+    def audit(self):
+        """The audit records of credential-bearing requests."""
+        out = []
+        with open(self.log, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(rec, dict) and rec.get("credential") is not None:
+                    out.append(rec)
+        return out
 
 
 def assumed_roles():
@@ -123,10 +181,6 @@ def recorded_calls():
 
 def s3_keys(prefix):
     return get_json(f"{RECORDER}/objects?prefix={prefix}")
-
-
-def data_path(table):
-    return f"s3://{BUCKET}/wh/db/{table}/data"
 
 
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "item", StringType(), required=False))
@@ -144,8 +198,9 @@ def sorted_rows(table):
 # What icegate returned
 
 
-def check_minted_keys(label, io, minted_by_moto):
+def check_minted_keys(label, io):
     """A FileIO's (or config's) keys are one AssumeRole's, exactly as moto minted them."""
+    minted_by_moto = assumed_roles()
     key = io.get("s3.access-key-id") or ""
     ok = step(f"{label}: s3.access-key-id is moto-minted (ASIA...), not the upstream's",
               key.startswith("ASIA") and key in minted_by_moto, key)
@@ -157,48 +212,75 @@ def check_minted_keys(label, io, minted_by_moto):
     return key
 
 
-def check_response(label, reply, table, roles_key=None):
+def nothing_upstream(label, reply):
+    left = [s for s in UPSTREAM_SECRETS if s in reply.raw.decode()]
+    step(f"{label}: no upstream key, secret, token or endpoint anywhere in the response", not left, f"found {left}")
+
+
+def check_response(g, label, reply, table, cached_key=None):
     """A loadTable answer: config and storage-credentials carry one minted key, nothing upstream."""
     if not step(f"{label}: 200", reply.status == 200, repr(reply)):
         return None
     step(f"{label}: Cache-Control: no-store", reply.headers.get("Cache-Control") == "no-store",
          str(reply.headers.get("Cache-Control")))
-    raw = reply.raw.decode()
-    left = [s for s in UPSTREAM_SECRETS if s in raw]
-    step(f"{label}: no upstream key, secret, token or endpoint anywhere in the response", not left, f"found {left}")
+    nothing_upstream(label, reply)
     config = reply.json.get("config") or {}
-    key = check_minted_keys(f"{label} config", config, assumed_roles())
-    if roles_key is not None:
-        step(f"{label}: the same credentials as the cached mint for this caller and scope", key == roles_key,
-             f"{key} != {roles_key}")
+    key = check_minted_keys(f"{label} config", config)
+    if cached_key is not None:
+        step(f"{label}: the same credentials as the cached mint for this caller and scope", key == cached_key,
+             f"{key} != {cached_key}")
     expires = int(config.get("s3.session-token-expires-at-ms") or 0)
     now_ms = time.time() * 1000
     step(f"{label}: s3.session-token-expires-at-ms is the mint's expiry (about {DURATION} s ahead)",
          now_ms + (DURATION - 300) * 1000 < expires <= now_ms + (DURATION + 60) * 1000, str(expires))
-    kept = {k: config.get(k) for k in ("s3.endpoint", "s3.path-style-access", "client.region")}
-    step(f"{label}: s3.endpoint (moto), s3.path-style-access and client.region kept",
-         kept == {"s3.endpoint": MOTO, "s3.path-style-access": "true", "client.region": "us-east-1"}, json.dumps(kept))
-    step(f"{label}: `token` removed from config", "token" not in config, json.dumps(config))
-    want = f"v1/namespaces/db/tables/{table}/credentials"
-    step(f"{label}: client.refresh-credentials-endpoint rewritten to icegate's {want}",
-         config.get("client.refresh-credentials-endpoint") == want, str(config.get("client.refresh-credentials-endpoint")))
-    check_storage_credentials(label, reply.json, table, key)
+    step(f"{label}: `token` not in config", "token" not in config, json.dumps(config))
+    kept = {k: config.get(k) for k in KEPT}
+    if g.upstream_vends:
+        step(f"{label}: s3.endpoint (moto), s3.path-style-access and client.region kept", kept == KEPT, json.dumps(kept))
+        want = f"v1/namespaces/{g.ns}/tables/{table}/credentials"
+        step(f"{label}: client.refresh-credentials-endpoint rewritten to icegate's {want}",
+             config.get("client.refresh-credentials-endpoint") == want,
+             str(config.get("client.refresh-credentials-endpoint")))
+    else:
+        minted = {"s3.access-key-id", "s3.secret-access-key", "s3.session-token", "s3.session-token-expires-at-ms"}
+        step(f"{label}: the upstream was not asked to vend (none of its allow-listed keys), config is the minted keys",
+             set(config) == minted, json.dumps(sorted(config)))
+    check_storage_credentials(g, label, reply.json, table, key)
     return key
 
 
-def check_storage_credentials(label, body, table, key):
+def check_storage_credentials(g, label, body, table, key):
     """One entry per S3 location of the table (its `location` is file://, so only the data path),
     with the minted keys; the upstream's three entries are gone."""
     creds = body.get("storage-credentials") or []
     got = [(c.get("prefix"), (c.get("config") or {}).get("s3.access-key-id")) for c in creds]
-    step(f"{label}: storage-credentials are exactly [{data_path(table)} -> the minted key]",
-         got == [(data_path(table), key)], str(got))
+    step(f"{label}: storage-credentials are exactly [{g.data_path(table)} -> the minted key]",
+         got == [(g.data_path(table), key)], str(got))
     if len(creds) == 1:
         c = creds[0]["config"]
         m = assumed_roles().get(key) or {}
         step(f"{label}: the storage credential carries the minted secret and session token",
              c.get("s3.secret-access-key") == m.get("secret_access_key") and c.get("s3.session-token") == m.get("session_token"),
              json.dumps(c))
+
+
+def check_data_files(label, g, table, ntotal):
+    """PyIceberg wrote `table`'s data files to moto's S3 under its `write.data.path`."""
+    files = [task.file.file_path for task in table.refresh().scan().plan_files()]
+    name = table.name()[-1]
+    prefix = g.data_path(name) + "/"
+    on_moto = set(s3_keys(prefix.removeprefix(f"s3://{BUCKET}/")))
+    want = {f.removeprefix(f"s3://{BUCKET}/") for f in files}
+    step(f"{label}: PyIceberg's {ntotal} data file(s) are under {prefix}, objects in moto's bucket",
+         len(files) == ntotal and all(f.startswith(prefix) for f in files) and want <= on_moto,
+         f"files {files}, moto has {sorted(on_moto)}")
+
+
+def check_warehouse(g):
+    local = [os.path.relpath(os.path.join(d, f), g.warehouse) for d, _, fs in os.walk(g.warehouse) for f in fs]
+    step(f"[{g.name}] the local warehouse holds the metadata and manifests, no data file (those are on moto's S3)",
+         any(f.endswith(".metadata.json") for f in local) and any(f.endswith(".avro") for f in local)
+         and not any(f.endswith(".parquet") for f in local), str(sorted(local)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -217,7 +299,8 @@ def grants(policy):
     return out
 
 
-def check_policy(label, policy_text, table, write):
+def check_policy(label, policy_text, prefix, write):
+    """The session policy grants exactly the scope's actions on `prefix` (a key prefix ending in /)."""
     try:
         policy = json.loads(policy_text or "")
     except ValueError:
@@ -225,15 +308,15 @@ def check_policy(label, policy_text, table, write):
         return
     step(f"{label}: policy Version 2012-10-17", policy.get("Version") == "2012-10-17", str(policy.get("Version")))
     got = grants(policy)
-    prefix = f"wh/db/{table}/data/"
     objects = f"arn:aws:s3:::{BUCKET}/{prefix}*"
     bucket = f"arn:aws:s3:::{BUCKET}"
     no_condition = json.dumps(None)
     list_condition = json.dumps({"StringLike": {"s3:prefix": [f"{prefix}*"]}}, sort_keys=True)
-    expected = {("Allow", a, objects, no_condition) for a in READ_ACTIONS | (WRITE_ACTIONS if write else set())}
+    actions = READ_ACTIONS | (WRITE_ACTIONS if write else set())
+    expected = {("Allow", a, objects, no_condition) for a in actions}
     expected.add(("Allow", "s3:ListBucket", bucket, list_condition))
     expected.add(("Allow", "s3:GetBucketLocation", bucket, no_condition))
-    for action in sorted(READ_ACTIONS | (WRITE_ACTIONS if write else set())):
+    for action in sorted(actions):
         step(f"{label}: Allow {action} on {objects}", ("Allow", action, objects, no_condition) in got)
     step(f"{label}: Allow s3:ListBucket on {bucket} only with s3:prefix StringLike {prefix}*",
          ("Allow", "s3:ListBucket", bucket, list_condition) in got,
@@ -247,16 +330,16 @@ def check_policy(label, policy_text, table, write):
          f"extra {sorted(got - expected)}, missing {sorted(expected - got)}")
 
 
-def check_sts_call(label, key, user, active_roles, table, write):
-    """The AssumeRole that minted `key` for db.`table`: what moto kept, and what the recorder saw
-    on the wire."""
+def check_sts_call(g, label, key, user, active_roles, table, write):
+    """The AssumeRole that minted `key` for `table` in g's namespace: what moto kept, and what
+    the recorder saw on the wire."""
     moto_role = assumed_roles().get(key)
     if not step(f"{label}: moto recorded an AssumeRole for {key}", moto_role is not None):
         return
-    step(f"{label}: RoleArn is credentials.sts.role_arn", moto_role["role_arn"] == ROLE_ARN, moto_role["role_arn"])
+    step(f"{label}: RoleArn is credentials.sts.role_arn", moto_role["role_arn"] == g.role_arn, moto_role["role_arn"])
     step(f"{label}: RoleSessionName carries the user (icegate-{user})", moto_role["session_name"] == f"icegate-{user}",
          moto_role["session_name"])
-    check_policy(f"{label} session policy (as moto stored it)", moto_role["policy"], table, write)
+    check_policy(f"{label} session policy (as moto stored it)", moto_role["policy"], f"wh/{g.ns}/{table}/data/", write)
     calls = [c for c in recorded_calls() if c.get("_access_key_id") == key]
     if not step(f"{label}: exactly one AssumeRole on the wire minted it", len(calls) == 1, str(len(calls))):
         return
@@ -272,149 +355,139 @@ def check_sts_call(label, key, user, active_roles, table, write):
     for i in range(1, 11):
         if f"Tags.member.{i}.Key" in c:
             tags[c[f"Tags.member.{i}.Key"]] = c.get(f"Tags.member.{i}.Value")
-    want = {"icegate:user": user, "icegate:active-roles": active_roles, "icegate:table": f"prod.db.{table}"}
+    want = {"icegate:user": user, "icegate:active-roles": active_roles, "icegate:table": f"prod.{g.ns}.{table}"}
     step(f"{label}: session tags carry user, active roles and table ({json.dumps(want)})", tags == want, json.dumps(tags))
+
+
+def check_sts_count(g, n, why):
+    calls = [c for c in recorded_calls() if c.get("RoleArn") == g.role_arn]
+    step(f"[{g.name}] icegate reused its cached credentials{why}: {n} AssumeRole calls, one per (user, roles, table)",
+         len(calls) == n and all(c.get("_status") == 200 for c in calls),
+         str([(c.get("RoleSessionName"), c.get("Tags.member.2.Value"), c.get("_status")) for c in calls]))
+
+
+def check_audit(g, downscoped, stripped_tables=()):
+    records = g.audit()
+    seen = {(r.get("operation"), r.get("user"), r.get("active_roles_header"), r.get("credential")) for r in records}
+    for op, user, header in downscoped:
+        step(f"[{g.name}] audit: {user}'s {op}" + (f" narrowed to {header}" if header else "") + " says `downscoped`",
+             (op, user, header, "downscoped") in seen, str(sorted(s for s in seen if s[:3] == (op, user, header))))
+    for table in stripped_tables:
+        got = [r.get("credential") for r in records if (r.get("objects") or [{}])[0].get("fullName") == table]
+        step(f"[{g.name}] audit: the loadTable of {table} (nothing to mint) says `stripped`", got == ["stripped"], str(got))
+    others = sorted(s for s in seen if s[3] not in ("downscoped", "stripped"))
+    step(f"[{g.name}] audit: no credential-bearing request was `kept`", not others, str(others))
 
 
 # ---------------------------------------------------------------------------------------------
 
 
-def main():
-    # Setup, as the catalog's own administrator (not through icegate): db and db.t with its data
-    # on moto's S3. Nobody owns db.t, so dana's narrowed scope is READ.
-    r = http("POST", f"{CATALOG}/v1/namespaces", {"namespace": ["db"]})
-    assert r.status == 200, r
-    schema = {"type": "struct", "schema-id": 0, "fields": [
-        {"id": 1, "name": "id", "type": "long", "required": False},
-        {"id": 2, "name": "item", "type": "string", "required": False}]}
-    r = http("POST", f"{CATALOG}/v1/namespaces/db/tables",
-             {"name": "t", "schema": schema, "properties": {"write.data.path": data_path("t")}})
-    assert r.status == 200, r
-    r = http("POST", f"{CATALOG}/v1/namespaces/db/tables", {"name": "plain", "schema": schema})
-    assert r.status == 200, r
-    step("setup: moto's bucket is there and empty", s3_keys("") == [])
-
-    # --- dana unnarrowed: WRITE; PyIceberg writes the data files to moto's S3 -----------------
-    t = catalog("dana").load_table("db.t")
-    step("dana unnarrowed: db.t's metadata stays on the file:// warehouse", t.metadata_location.startswith("file://"),
+def writer_then_reader(g, table):
+    """dana appends to `table` unnarrowed (WRITE), then reads it narrowed to `reader` (READ).
+    Returns the two minted access keys."""
+    a, ident = f"[{g.name}] dana", f"{g.ns}.{table}"
+    t = g.pyiceberg("dana").load_table(ident)
+    step(f"{a} unnarrowed: {ident}'s metadata stays on the file:// warehouse", t.metadata_location.startswith("file://"),
          t.metadata_location)
-    write_key = check_minted_keys("dana unnarrowed: PyIceberg's FileIO", t.io.properties, assumed_roles())
+    write_key = check_minted_keys(f"{a} unnarrowed: PyIceberg's FileIO", t.io.properties)
     t.append(rows([1, 2, 3]))
     t.append(rows([4, 5]))
-    files = [task.file.file_path for task in t.refresh().scan().plan_files()]
-    step(f"dana unnarrowed: PyIceberg appended 2 data files under {data_path('t')}/",
-         len(files) == 2 and all(f.startswith(data_path("t") + "/") for f in files), str(files))
-    on_moto = set(s3_keys("wh/db/t/data/"))
-    want = {f.removeprefix(f"s3://{BUCKET}/") for f in files}
-    step("dana unnarrowed: the data files are objects in moto's bucket", bool(want) and want <= on_moto,
-         f"want {sorted(want)}, moto has {sorted(on_moto)}")
+    check_data_files(f"{a} unnarrowed: appended twice", g, t, 2)
     read = t.scan().to_arrow()
-    step("dana unnarrowed: reads the 5 rows back from moto's S3", sorted_rows(read) == sorted_rows(rows([1, 2, 3, 4, 5])),
-         str(sorted_rows(read)))
-
-    r = gate("GET", "tables/t", "dana")
-    check_response("dana unnarrowed loadTable", r, "t", write_key)
-    r = gate("GET", "tables/t", "dana", delegation=False)
-    check_response("dana unnarrowed loadTable without X-Iceberg-Access-Delegation (the upstream vends anyway)", r, "t",
-                   write_key)
-
-    # --- dana narrowed to reader: READ --------------------------------------------------------
-    r = gate("GET", "tables/t", "dana", "reader")
-    read_key = check_response("dana narrowed to reader loadTable", r, "t")
-    step("dana narrowed to reader: other credentials than her WRITE ones", read_key not in (None, write_key), read_key)
-    r = gate("GET", "tables/t/credentials", "dana", "reader")
-    if step("dana narrowed to reader loadCredentials: 200", r.status == 200, repr(r)):
-        left = [s for s in UPSTREAM_SECRETS if s in r.raw.decode()]
-        step("dana narrowed to reader loadCredentials: nothing upstream left", not left, f"found {left}")
-        check_storage_credentials("dana narrowed to reader loadCredentials", r.json, "t", read_key)
-    # Scan planning answers carry no metadata: icegate learns the locations itself.
-    r = gate("POST", "tables/t/plan", "dana", "reader", body={})
-    plan_id = (r.json or {}).get("plan-id")
-    if step("dana narrowed to reader planTableScan: 200 with a plan-id", r.status == 200 and bool(plan_id), repr(r)):
-        step("dana narrowed to reader planTableScan: nothing upstream left",
-             not [s for s in UPSTREAM_SECRETS if s in r.raw.decode()], r.raw.decode()[:300])
-        check_storage_credentials("dana narrowed to reader planTableScan", r.json, "t", read_key)
-        r = gate("GET", f"tables/t/plan/{plan_id}", "dana", "reader")
-        if step("dana narrowed to reader fetchPlanningResult: 200", r.status == 200, repr(r)):
-            check_storage_credentials("dana narrowed to reader fetchPlanningResult", r.json, "t", read_key)
-    t = catalog("dana", "reader").load_table("db.t")
-    key = check_minted_keys("dana narrowed to reader: PyIceberg's FileIO", t.io.properties, assumed_roles())
-    step("dana narrowed to reader: PyIceberg got the READ credentials", key == read_key, f"{key} != {read_key}")
-    read = t.scan().to_arrow()
-    step("dana narrowed to reader: scans the 5 rows from moto's S3 with them",
+    step(f"{a} unnarrowed: reads the 5 rows back from moto's S3",
          sorted_rows(read) == sorted_rows(rows([1, 2, 3, 4, 5])), str(sorted_rows(read)))
 
-    # --- olga (owns the catalog) creates db.t2 through icegate with write.data.path ------------
-    t2 = catalog("olga").create_table("db.t2", schema=SCHEMA, properties={"write.data.path": data_path("t2")})
-    step("olga createTable db.t2 through icegate: metadata on file://", t2.metadata_location.startswith("file://"),
+    check_response(g, f"{a} unnarrowed loadTable", g.call("GET", f"tables/{table}", "dana"), table, write_key)
+    if g.upstream_vends:
+        check_response(g, f"{a} unnarrowed loadTable without X-Iceberg-Access-Delegation (the upstream vends anyway)",
+                       g.call("GET", f"tables/{table}", "dana", delegation=False), table, write_key)
+
+    r = g.call("GET", f"tables/{table}", "dana", "reader")
+    read_key = check_response(g, f"{a} narrowed to reader loadTable", r, table)
+    step(f"{a} narrowed to reader: other credentials than her WRITE ones", read_key not in (None, "", write_key),
+         read_key)
+    t = g.pyiceberg("dana", "reader").load_table(ident)
+    key = check_minted_keys(f"{a} narrowed to reader: PyIceberg's FileIO", t.io.properties)
+    step(f"{a} narrowed to reader: PyIceberg got the (cached) READ credentials", key == read_key, f"{key} != {read_key}")
+    read = t.scan().to_arrow()
+    step(f"{a} narrowed to reader: scans the 5 rows from moto's S3 with them",
+         sorted_rows(read) == sorted_rows(rows([1, 2, 3, 4, 5])), str(sorted_rows(read)))
+    return write_key, read_key
+
+
+def gate_a():
+    """The upstream vends on every load: its credentials are replaced."""
+    g = Gate("a", "db", upstream_vends=True)
+    g.admin_setup({"t": {"write.data.path": g.data_path("t")}, "plain": {}})
+    step("[a] setup: moto's bucket is there and empty", s3_keys("") == [])
+    write_key, read_key = writer_then_reader(g, "t")
+
+    a = "[a] dana narrowed to reader"
+    r = g.call("GET", "tables/t/credentials", "dana", "reader")
+    if step(f"{a} loadCredentials: 200", r.status == 200, repr(r)):
+        nothing_upstream(f"{a} loadCredentials", r)
+        check_storage_credentials(g, f"{a} loadCredentials", r.json, "t", read_key)
+    # Scan planning answers carry no metadata: icegate learns the locations itself.
+    r = g.call("POST", "tables/t/plan", "dana", "reader", body={})
+    plan_id = (r.json or {}).get("plan-id")
+    if step(f"{a} planTableScan: 200 with a plan-id", r.status == 200 and bool(plan_id), repr(r)):
+        nothing_upstream(f"{a} planTableScan", r)
+        check_storage_credentials(g, f"{a} planTableScan", r.json, "t", read_key)
+        r = g.call("GET", f"tables/t/plan/{plan_id}", "dana", "reader")
+        if step(f"{a} fetchPlanningResult: 200", r.status == 200, repr(r)):
+            nothing_upstream(f"{a} fetchPlanningResult", r)
+            check_storage_credentials(g, f"{a} fetchPlanningResult", r.json, "t", read_key)
+
+    # olga (owns the catalog) creates db.t2 through icegate with write.data.path.
+    t2 = g.pyiceberg("olga").create_table("db.t2", schema=SCHEMA, properties={"write.data.path": g.data_path("t2")})
+    step("[a] olga createTable db.t2 through icegate: metadata on file://", t2.metadata_location.startswith("file://"),
          t2.metadata_location)
-    create_key = check_minted_keys("olga createTable: PyIceberg's FileIO", t2.io.properties, assumed_roles())
+    create_key = check_minted_keys("[a] olga createTable: PyIceberg's FileIO", t2.io.properties)
     t2.append(rows([7, 8]))
-    files = [task.file.file_path for task in t2.refresh().scan().plan_files()]
-    on_moto = set(s3_keys("wh/db/t2/data/"))
-    want = {f.removeprefix(f"s3://{BUCKET}/") for f in files}
-    step("olga: PyIceberg's data file is in moto's bucket under wh/db/t2/data/", len(want) == 1 and want <= on_moto,
-         f"want {sorted(want)}, moto has {sorted(on_moto)}")
+    check_data_files("[a] olga: appended once", g, t2, 1)
     read = t2.scan().to_arrow()
-    step("olga: reads the 2 rows back", sorted_rows(read) == sorted_rows(rows([7, 8])), str(sorted_rows(read)))
+    step("[a] olga: reads the 2 rows back", sorted_rows(read) == sorted_rows(rows([7, 8])), str(sorted_rows(read)))
 
     # db.plain lives on file:// only: nothing to mint for, so nothing is handed out (a strip).
-    r = gate("GET", "tables/plain", "dana")
-    if step("dana loadTable db.plain (file:// only): 200", r.status == 200, repr(r)):
+    r = g.call("GET", "tables/plain", "dana")
+    if step("[a] dana loadTable db.plain (file:// only): 200", r.status == 200, repr(r)):
         config = r.json.get("config") or {}
-        step("dana loadTable db.plain: no credential at all (no upstream one, none minted)",
-             not [s for s in UPSTREAM_SECRETS if s in r.raw.decode()] and "s3.access-key-id" not in config
-             and not r.json.get("storage-credentials"), r.raw.decode()[-400:])
-        step("dana loadTable db.plain: s3.endpoint, s3.path-style-access, client.region kept",
-             {k: config.get(k) for k in ("s3.endpoint", "s3.path-style-access", "client.region")}
-             == {"s3.endpoint": MOTO, "s3.path-style-access": "true", "client.region": "us-east-1"}, json.dumps(config))
+        nothing_upstream("[a] dana loadTable db.plain", r)
+        step("[a] dana loadTable db.plain: no credential minted either",
+             "s3.access-key-id" not in config and not r.json.get("storage-credentials"), r.raw.decode()[-400:])
+        kept = {k: config.get(k) for k in KEPT}
+        step("[a] dana loadTable db.plain: s3.endpoint, s3.path-style-access, client.region kept", kept == KEPT,
+             json.dumps(config))
+    check_warehouse(g)
 
-    local = [os.path.relpath(os.path.join(d, f), args.warehouse) for d, _, fs in os.walk(args.warehouse) for f in fs]
-    step("the local warehouse holds the metadata and manifests, no data file (those are on moto's S3)",
-         any(f.endswith(".metadata.json") for f in local) and any(f.endswith(".avro") for f in local)
-         and not any(f.endswith(".parquet") for f in local), str(sorted(local)))
-
-    # --- what icegate sent to STS --------------------------------------------------------------
-    check_sts_call("dana WRITE mint", write_key, "dana", "reader writer", "t", write=True)
-    check_sts_call("dana READ mint", read_key, "dana", "reader", "t", write=False)
-    check_sts_call("olga createTable WRITE mint", create_key, "olga", "writer", "t2", write=True)
-    calls = recorded_calls()
-    step("icegate reused its cached credentials, and minted none for db.plain: 3 AssumeRole calls for "
-         "3 (user, roles, scope, table)",
-         len(calls) == 3 and all(c.get("_status") == 200 for c in calls),
-         str([(c.get("RoleSessionName"), c.get("Tags.member.2.Value"), c.get("_status")) for c in calls]))
-
-    # --- the audit -----------------------------------------------------------------------------
-    seen = set()
-    records = []
-    with open(args.log, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and rec.get("credential") is not None:
-                records.append(rec)
-                seen.add((rec.get("operation"), rec.get("user"), rec.get("active_roles_header"), rec.get("credential")))
-    for op, user, header in [("loadTable", "dana", None), ("loadTable", "dana", "reader"),
-                             ("loadCredentials", "dana", "reader"), ("planTableScan", "dana", "reader"),
-                             ("fetchPlanningResult", "dana", "reader"), ("createTable", "olga", None)]:
-        step(f"audit: {user}'s {op}" + (f" narrowed to {header}" if header else "") + " says `downscoped`",
-             (op, user, header, "downscoped") in seen,
-             str(sorted(s for s in seen if s[:3] == (op, user, header))))
-    plain = [rec for rec in records if (rec.get("objects") or [{}])[0].get("fullName") == "prod.db.plain"]
-    step("audit: dana's loadTable of db.plain (nothing to mint) says `stripped`",
-         [rec.get("credential") for rec in plain] == ["stripped"], str([rec.get("credential") for rec in plain]))
-    others = sorted(s for s in seen if s[3] not in ("downscoped", "stripped"))
-    step("audit: no credential-bearing request was `kept`", not others, str(others))
+    check_sts_call(g, "[a] dana WRITE mint", write_key, "dana", "reader writer", "t", write=True)
+    check_sts_call(g, "[a] dana READ mint", read_key, "dana", "reader", "t", write=False)
+    check_sts_call(g, "[a] olga createTable WRITE mint", create_key, "olga", "writer", "t2", write=True)
+    check_sts_count(g, 3, ", and minted none for db.plain")
+    check_audit(g, [("loadTable", "dana", None), ("loadTable", "dana", "reader"), ("loadCredentials", "dana", "reader"),
+                    ("planTableScan", "dana", "reader"), ("fetchPlanningResult", "dana", "reader"),
+                    ("createTable", "olga", None)], ["prod.db.plain"])
 
 
-try:
-    main()
-except Exception as e:  # noqa: BLE001 - report what failed, then the summary
-    import traceback
+def gate_b():
+    """The upstream vends only when asked, and icegate does not ask: the minted keys are all."""
+    g = Gate("b", "nb", upstream_vends=False)
+    g.admin_setup({"t": {"write.data.path": g.data_path("t")}})
+    write_key, read_key = writer_then_reader(g, "t")
+    check_warehouse(g)
+    check_sts_call(g, "[b] dana WRITE mint", write_key, "dana", "reader writer", "t", write=True)
+    check_sts_call(g, "[b] dana READ mint", read_key, "dana", "reader", "t", write=False)
+    check_sts_count(g, 2, "")
+    check_audit(g, [("loadTable", "dana", None), ("loadTable", "dana", "reader")])
 
-    traceback.print_exc()
-    step("the checks ran to the end", False, f"{type(e).__name__}: {e}")
+
+for run in (gate_a, gate_b):
+    try:
+        run()
+    except Exception as e:  # noqa: BLE001 - report what failed, then go on
+        import traceback
+
+        traceback.print_exc()
+        step(f"{run.__name__}: the checks ran to the end", False, f"{type(e).__name__}: {e}")
 print(f"{checks - failures} passed, {failures} failed ({time.monotonic() - started:.1f} s)")
 sys.exit(1 if failures else 0)

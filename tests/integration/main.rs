@@ -10,6 +10,7 @@ mod identity_jwt;
 mod openapi;
 mod policy_load;
 mod properties;
+mod reload;
 mod roles;
 mod serve;
 mod sts;
