@@ -13,6 +13,7 @@ mod properties;
 mod reload;
 mod roles;
 mod serve;
+mod shutdown;
 mod sts;
 mod support;
 mod tls;
