@@ -48,12 +48,10 @@ class Recorder(BaseHTTPRequestHandler):
     def log_message(self, *args):  # quiet
         pass
 
-    def reply(self, status, body, content_type="application/json", headers=()):
+    def reply(self, status, body, content_type="application/json"):
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
-        for k, v in headers:
-            self.send_header(k, v)
         self.end_headers()
         self.wfile.write(body)
 
