@@ -105,6 +105,8 @@ pub struct Upstream {
     pub auth: UpstreamAuth,
     /// The `Authorization` value sent upstream in `service` mode.
     pub service_authorization: Option<String>,
+    /// A file holding `service_authorization` (a mounted Secret), read at start-up.
+    pub service_authorization_file: Option<PathBuf>,
     /// Separators besides `%1F` the upstream accepts in namespaces (refused in levels).
     pub namespace_separators: Vec<String>,
     pub connect_timeout_ms: u64,
@@ -122,6 +124,7 @@ impl Default for Upstream {
             url: None,
             auth: UpstreamAuth::Passthrough,
             service_authorization: None,
+            service_authorization_file: None,
             namespace_separators: Vec::new(),
             connect_timeout_ms: 2_000,
             response_timeout_ms: 30_000,
@@ -276,13 +279,15 @@ pub struct Lists {
     /// 64 hex characters: the key that wraps page tokens; must be the same on every replica.
     /// Unset: a random key per process (tokens do not survive a restart or cross replicas).
     pub page_token_key: Option<String>,
+    /// A file holding `page_token_key` (a mounted Kubernetes Secret), read at start-up.
+    pub page_token_key_file: Option<PathBuf>,
     /// Upstream pages fetched at most to fill one filtered page.
     pub max_upstream_pages: usize,
 }
 
 impl Default for Lists {
     fn default() -> Self {
-        Self { page_token_key: None, max_upstream_pages: 10 }
+        Self { page_token_key: None, page_token_key_file: None, max_upstream_pages: 10 }
     }
 }
 
@@ -300,6 +305,19 @@ impl Default for Audit {
         Self { enabled: true, file: None }
     }
 }
+/// Fills `value` from `file` (trimmed): secrets come from mounted files, not from the config
+/// text. Setting both is refused, since one would silently win.
+fn read_secret(value: &mut Option<String>, file: Option<&Path>, key: &'static str) -> Result<(), ConfigError> {
+    let Some(file) = file else { return Ok(()) };
+    if value.is_some() {
+        return Err(ConfigError::Invalid { key, message: format!("set `{key}` or `{key}_file`, not both") });
+    }
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| ConfigError::Invalid { key, message: format!("cannot read `{}`: {e}", file.display()) })?;
+    *value = Some(text.trim().to_owned());
+    Ok(())
+}
+
 /// Command-line values that override the file.
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
@@ -353,6 +371,13 @@ impl Config {
         if let Some(v) = overrides.policy {
             config.policy = Some(v);
         }
+        read_secret(
+            &mut config.lists.page_token_key,
+            config.lists.page_token_key_file.as_deref(),
+            "lists.page_token_key",
+        )?;
+        let service = config.upstream.service_authorization_file.clone();
+        read_secret(&mut config.upstream.service_authorization, service.as_deref(), "upstream.service_authorization")?;
         config.validate()?;
         Ok(config)
     }
@@ -450,6 +475,26 @@ mod tests {
         let mut c = Config::load(None, overrides()).unwrap();
         c.identity.providers = vec![Provider::Mtls];
         assert!(matches!(c.validate(), Err(ConfigError::Invalid { key: "identity.providers", .. })));
+    }
+
+    #[test]
+    fn secrets_are_read_from_files_and_not_set_twice() {
+        let dir = std::env::temp_dir().join(format!("icegate-config-secret-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let key = dir.join("key");
+        std::fs::write(&key, format!("{}\n", "ab".repeat(32))).unwrap();
+        let config_file = dir.join("c.toml");
+        let text = format!("[upstream]\nurl = \"http://x:1\"\n[lists]\npage_token_key_file = \"{}\"\n", key.display());
+        std::fs::write(&config_file, &text).unwrap();
+        let overrides = || Overrides { policy: Some("p.yaml".into()), ..Overrides::default() };
+        let c = Config::load(Some(&config_file), overrides()).unwrap();
+        assert_eq!(c.lists.page_token_key.as_deref(), Some("ab".repeat(32).as_str()));
+        std::fs::write(&config_file, format!("{text}page_token_key = \"{}\"\n", "cd".repeat(32))).unwrap();
+        assert!(matches!(Config::load(Some(&config_file), overrides()), Err(ConfigError::Invalid { .. })));
+        std::fs::remove_file(&key).unwrap();
+        std::fs::write(&config_file, &text).unwrap();
+        assert!(matches!(Config::load(Some(&config_file), overrides()), Err(ConfigError::Invalid { .. })));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
