@@ -52,6 +52,10 @@ pub struct Record {
     /// List entries removed, for metrics; not written.
     #[serde(skip)]
     pub hidden_entries: usize,
+    /// The request's method and raw target, for the explain hint of a denial; not written
+    /// (the target may carry a page token).
+    #[serde(skip)]
+    pub request: Option<(String, String)>,
     /// What the shadow decision needs, when a candidate is configured; not written.
     #[serde(skip)]
     pub shadow: Option<crate::shadow::Capture>,

@@ -15,11 +15,13 @@ pub struct Refusal {
     /// The Iceberg error `type`.
     pub kind: &'static str,
     pub message: String,
+    /// A policy decision `icegate explain` can show the reasons of (a denied operation).
+    pub explainable: bool,
 }
 
 impl Refusal {
     pub fn new(status: u16, kind: &'static str, message: impl Into<String>) -> Self {
-        Self { status, kind, message: message.into() }
+        Self { status, kind, message: message.into(), explainable: false }
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -48,7 +50,40 @@ impl Refusal {
         } else {
             format!("not authorized to {} `{object}`", route.operation)
         };
-        Self::forbidden(message)
+        Self { explainable: true, ..Self::forbidden(message) }
+    }
+
+    /// Appends how to see why: the `icegate explain` command with the request's own
+    /// arguments, which an operator can run against the policy (the reasons are not sent, so
+    /// the policy cannot be learned from answers).
+    pub fn with_explain_hint(
+        mut self,
+        user: &str,
+        groups: &[String],
+        active_roles: Option<&str>,
+        method: &str,
+        target: &str,
+    ) -> Self {
+        if !self.explainable {
+            return self;
+        }
+        let quote = |s: &str| {
+            if s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:@%,=".contains(c)) {
+                s.to_owned()
+            } else {
+                format!("'{}'", s.replace('\'', "'\\''"))
+            }
+        };
+        let mut command = format!("icegate explain --policy POLICY --user {}", quote(user));
+        for g in groups {
+            command.push_str(&format!(" --group {}", quote(g)));
+        }
+        if let Some(roles) = active_roles {
+            command.push_str(&format!(" --active-roles={}", quote(roles)));
+        }
+        command.push_str(&format!(" {method} {}", quote(target)));
+        self.message = format!("{}; `{command}` shows why", self.message);
+        self
     }
 
     /// The 404 of a hidden-or-missing table or view (DESIGN.md §4 "403 or 404").

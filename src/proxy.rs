@@ -40,7 +40,15 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<i
             record.decided();
             record.operation = record.operation.or(stop.operation.map(OperationId::as_str));
             record.reason = Some(stop.reason);
-            error::response(&stop.refusal)
+            let (method, target) = record.request.clone().unwrap_or_default();
+            let refusal = stop.refusal.with_explain_hint(
+                record.user.as_deref().unwrap_or_default(),
+                record.groups.as_deref().unwrap_or_default(),
+                record.active_roles_header.as_deref(),
+                &method,
+                &target,
+            );
+            error::response(&refusal)
         }
     };
     // audit
@@ -90,6 +98,7 @@ async fn pipeline(
     }
     let target = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
     let method = parts.method.as_str().to_owned();
+    record.request = Some((method.clone(), target.clone()));
     if let Some(capture) = &mut record.shadow {
         capture.method.clone_from(&method);
         capture.target.clone_from(&target);

@@ -7,6 +7,7 @@ mod conformance;
 mod deploy;
 mod fake_upstream;
 mod identity_jwt;
+mod messages;
 mod openapi;
 mod policy_load;
 mod properties;
