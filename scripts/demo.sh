@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== PyIceberg through icegate (policies/example.yaml)"
-bash tests/e2e/run.sh
+bash tests/e2e/run.sh --clients-only
 echo
 echo "== why: icegate explain"
 icegate=target/debug/icegate

@@ -11,3 +11,4 @@ cargo test --locked
 cargo bench --locked --no-run
 bash deploy/dev-catalog/smoke.sh
 bash tests/e2e/run.sh
+bash tests/readme/follow.sh
