@@ -2,7 +2,8 @@
 # Runs every test icegate has: lints; unit tests and the integration binary (the conformance
 # cases of ../shared/conformance, OpenAPI route coverage, property and differential tests, the
 # serving path against an in-process fake upstream, CLI); the dev catalog's smoke test; the end
-# to end test with PyIceberg through icegate; and a build of the benchmarks. Long benchmarks
+# to end tests with real clients through icegate (and credential vending against the dev catalog
+# and moto); a build of the benchmarks; and the README's demo command in a fresh clone. Long benchmarks
 # and fuzzing are separate commands (see the README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
