@@ -52,6 +52,9 @@ pub struct Record {
     /// List entries removed, for metrics; not written.
     #[serde(skip)]
     pub hidden_entries: usize,
+    /// The request body was read (inspected) or handed on (streamed upstream); not written.
+    #[serde(skip)]
+    pub body_taken: bool,
     /// The request's method and raw target, for the explain hint of a denial; not written
     /// (the target may carry a page token).
     #[serde(skip)]

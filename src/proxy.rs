@@ -27,6 +27,9 @@ use std::sync::Arc;
 pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<identity::Peer>) -> Response<Body> {
     let state = shared.state.load_full();
     let mut record = shared.audit.start(state.generation, state.snapshot.hash());
+    // An HTTP/1 refusal sent before the request body was read leaves that body on the
+    // connection: hyper then closes it, so the client must be told not to reuse it.
+    let body_pending = request.version() < http::Version::HTTP_2 && !hyper::body::Body::is_end_stream(request.body());
     if state.shadow.is_some() {
         record.shadow = Some(crate::shadow::Capture::default());
     }
@@ -48,7 +51,11 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<i
                 &method,
                 &target,
             );
-            error::response(&refusal)
+            let mut response = error::response(&refusal);
+            if body_pending && !record.body_taken {
+                response.headers_mut().insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            response
         }
     };
     // audit
@@ -196,6 +203,7 @@ async fn pipeline(
     let body = inspect::read(op, &parts.headers, body, settings.max_body_bytes)
         .await
         .map_err(|e| Stop::plain(e.refusal(), Some(op)))?;
+    record.body_taken = true;
 
     // authorize what the body adds, and where a sign request reaches (DESIGN.md §8)
     if let (Some(capture), RequestBody::Buffered(bytes)) = (&mut record.shadow, &body) {

@@ -1099,3 +1099,24 @@ async fn every_request_gets_one_audit_line_without_secrets() {
     // the credential never appears, neither encoded nor decoded
     assert!(!text.contains(secret.trim_start_matches("Basic ")) && !text.contains("alice:pw"), "{text}");
 }
+
+#[tokio::test]
+async fn a_refusal_sent_before_the_body_is_read_tells_the_client_the_connection_closes() {
+    let (upstream, g) = setup().await;
+    let body = br#"{"updates":[],"requirements":[]}"#;
+    // dave (analyst) may not update: refused on the path, before the body is read
+    let a = send(g.addr, "POST", LOAD_ORDERS, &[("authorization", &basic("dave"))], body).await;
+    assert_eq!(a.status, 403);
+    assert_eq!(a.headers.get("connection").map(|v| v.to_str().unwrap()), Some("close"));
+    // a refusal after the body was read keeps the connection
+    let bad = send(g.addr, "POST", LOAD_ORDERS, &[("authorization", &basic("alice"))], b"{").await;
+    assert_eq!(bad.status, 400);
+    assert!(bad.headers.get("connection").is_none(), "{:?}", bad.headers);
+    // and a bodiless refusal too
+    let get =
+        send(g.addr, "GET", "/v1/prod/namespaces/sales/tables/salaries", &[("authorization", &basic("dave"))], b"")
+            .await;
+    assert_eq!(get.status, 403);
+    assert!(get.headers.get("connection").is_none());
+    upstream.assert_untouched();
+}
