@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Starts the dev Iceberg REST catalog and icegate in front of it (policies/example.yaml), runs
-# tests/e2e/clients.py with PyIceberg and DuckDB through icegate, and stops both. Exits non-zero on failure.
+# tests/e2e/clients.py with PyIceberg and DuckDB through icegate, and stops both (`--clients-only`,
+# the demo, ends there). Then credentials.sh (vending against the dev catalog), downscope.sh
+# (s3-downscope against moto) and spark.sh (Spark SQL), each with its own processes.
+# Exits non-zero on any failure.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DEV="$ROOT/deploy/dev-catalog"
@@ -44,3 +47,5 @@ if [ "${1:-}" = "--clients-only" ]; then exit 0; fi
 bash "$ROOT/tests/e2e/credentials.sh"
 # s3-downscope against a local moto server (S3 and STS): its own moto, dev catalog and icegate.
 bash "$ROOT/tests/e2e/downscope.sh"
+# Spark SQL through icegate (PySpark 3.5, Iceberg 1.10.2 runtime): its own dev catalog and icegate.
+bash "$ROOT/tests/e2e/spark.sh"

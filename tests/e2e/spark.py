@@ -103,7 +103,7 @@ builder = (
     .config("spark.sql.shuffle.partitions", "1")
     .config("spark.default.parallelism", "1")
     .config("spark.driver.extraJavaOptions",
-            f"-Dlog4j2.configurationFile=file:{HERE}/spark/log4j2.properties -XX:+UseSerialGC")
+            f"-Dlog4j2.configurationFile=file:{HERE}/spark/log4j2.properties -XX:+UseSerialGC -XX:TieredStopAtLevel=1")
 )
 for conf in (rest_catalog("eng", "bob"), rest_catalog("lab", "bob", prefix="dev"),
              rest_catalog("ana", "alice", roles="analyst"), rest_catalog("unheld", "bi-service", roles="engineer")):
@@ -157,6 +157,8 @@ try:
     refused("bi-service asking for the unheld role engineer gets a clear error",
             "SHOW TABLES IN unheld.sales", "ForbiddenException",
             "user 'bi-service' cannot assume active role(s) that are not held: engineer")
+except Exception as e:  # noqa: BLE001 - an unexpected error still ends with the summary line
+    step("the scenario runs to its end", False, headline(str(e), "Exception"))
 finally:
     spark.stop()
 

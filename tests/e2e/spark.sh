@@ -10,7 +10,7 @@ E2E="$ROOT/tests/e2e"
 DEV="$ROOT/deploy/dev-catalog"
 START=$SECONDS
 "$DEV/build.sh" >&2
-JARS="$("$E2E/spark/install.sh")"
+JARS="$(bash "$E2E/spark/install.sh")"
 (cd "$ROOT" && cargo build --locked --quiet)
 echo "spark e2e: installed in $((SECONDS - START)) s" >&2
 

@@ -72,7 +72,9 @@ for entry in "${LOCKED[@]}"; do
 done
 if ((${#fetch[@]})); then
   APT="$CACHE/apt"
-  mkdir -p "$APT/lists/partial" "$APT/cache/archives/partial" "$APT/sources.list.d" "$APT/download"
+  mkdir -p "$APT/lists/partial" "$APT/cache/archives/partial" "$APT/sources.list.d" "$APT/preferences.d" \
+    "$APT/download"
+  : >"$APT/preferences"
   KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
   [ -f "$KEYRING" ] || die "$KEYRING is missing (Debian's debian-archive-keyring package)"
   cat >"$APT/sources.list" <<EOF
@@ -81,6 +83,7 @@ deb [signed-by=$KEYRING] http://deb.debian.org/debian forky main
 EOF
   APT_OPTS=(
     -o "Dir::Etc::SourceList=$APT/sources.list" -o "Dir::Etc::SourceParts=$APT/sources.list.d"
+    -o "Dir::Etc::Preferences=$APT/preferences" -o "Dir::Etc::PreferencesParts=$APT/preferences.d"
     -o "Dir::State::Lists=$APT/lists" -o "Dir::Cache=$APT/cache" -o Debug::NoLocking=1
     -o APT::Sandbox::User=root -o Acquire::Languages=none
     -o Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false
