@@ -248,10 +248,30 @@ pub fn authorize_body_stage(
     let decision = authorize::authorize_body(snap, subject, request, body);
     let reason = describe(snap, subject, request.catalog, &decision);
     if decision.is_allowed() {
-        Ok(reason)
-    } else {
-        Err(Stop::new(Refusal::denied(route), reason, Some(route.operation)))
+        return Ok(reason);
     }
+    // The object the body named that failed (a transaction's table, a rename's destination)
+    // is what the caller knows; the path alone may name none.
+    let failed = match &decision.reason {
+        authorize::Reason::Checks(done) => done.last().map(|c| c.object),
+        _ => None,
+    };
+    let refusal = match failed {
+        _ if let body::Body::CreateNamespace { namespace } = body => {
+            Refusal::denied_named(route.operation, &namespace.to_string())
+        }
+        Some(authorize::Object::Table(i) | authorize::Object::View(i) | authorize::Object::TableOrView(i)) => {
+            let mut name = i.namespace.join(".");
+            name.push('.');
+            name.push_str(i.name);
+            Refusal::denied_named(route.operation, &name)
+        }
+        Some(authorize::Object::Namespace(levels)) if !levels.is_empty() => {
+            Refusal::denied_named(route.operation, &levels.join("."))
+        }
+        _ => Refusal::denied(route),
+    };
+    Err(Stop::new(refusal, reason, Some(route.operation)))
 }
 
 /// The objects of a route, for the evaluator.

@@ -86,6 +86,11 @@ impl Refusal {
         self
     }
 
+    /// A denied operation on an object the request's body named.
+    pub fn denied_named(operation: OperationId, object: &str) -> Self {
+        Self { explainable: true, ..Self::forbidden(format!("not authorized to {operation} `{object}`")) }
+    }
+
     /// The 404 of a hidden-or-missing table or view (DESIGN.md §4 "403 or 404").
     pub fn not_found(route: &Route) -> Self {
         let ns = route.namespace.as_ref().map(ToString::to_string).unwrap_or_default();

@@ -68,3 +68,21 @@ async fn a_denial_says_what_was_refused_and_how_to_see_why() {
     assert!(!unknown.assert_error(403, "ForbiddenException").contains("explain"));
     upstream.assert_untouched();
 }
+
+#[tokio::test]
+async fn a_denial_of_an_object_named_in_the_body_names_that_object() {
+    let upstream = FakeUpstream::start(|_| Reply::ok()).await;
+    let g = gate(&upstream.url(""), POLICY, |_| {}).await;
+    let auth = basic("dave");
+    let commit = br#"{"table-changes":[
+        {"identifier":{"namespace":["sales"],"name":"orders"},"requirements":[],"updates":[]},
+        {"identifier":{"namespace":["hr"],"name":"payroll"},"requirements":[],"updates":[]}]}"#;
+    let a = send(g.addr, "POST", "/v1/prod/transactions/commit", &[("authorization", &auth)], commit).await;
+    let message = a.assert_error(403, "ForbiddenException");
+    assert!(message.starts_with("not authorized to commitTransaction `hr.payroll`;"), "{message}");
+    let create = br#"{"namespace":["marketing"]}"#;
+    let a = send(g.addr, "POST", "/v1/prod/namespaces", &[("authorization", &auth)], create).await;
+    let message = a.assert_error(403, "ForbiddenException");
+    assert!(message.starts_with("not authorized to createNamespace `marketing`;"), "{message}");
+    upstream.assert_untouched();
+}
