@@ -9,30 +9,15 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 E2E="$ROOT/tests/e2e"
 DEV="$ROOT/deploy/dev-catalog"
+. "$E2E/lib.sh"
 "$DEV/build.sh" >&2
 VENV="$ROOT/target/e2e-venv"
-REQS="$E2E/requirements.txt"
-if [ ! -x "$VENV/bin/python" ] || ! cmp -s "$REQS" "$VENV/.requirements"; then
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$REQS" >&2
-  cp "$REQS" "$VENV/.requirements"
-fi
+venv "$VENV" "$E2E/requirements.txt"
 (cd "$ROOT" && cargo build --locked --quiet)
 ICEGATE="$ROOT/target/debug/icegate"
 "$ICEGATE" check --policy "$E2E/credentials-policy.yaml" >/dev/null
 
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/icegate-e2e-credentials.XXXXXX")"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-wait_for() { # wait_for LOG PATTERN
-  for _ in $(seq 300); do grep -aq "$2" "$1" && return 0; sleep 0.1; done
-  echo "timed out waiting for '$2' in $1:" >&2; cat "$1" >&2; return 1
-}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+start_work credentials
 
 python3 - "$E2E/vend.json" "$WORK/vend-always.json" <<'EOF'
 import json, sys

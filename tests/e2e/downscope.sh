@@ -13,15 +13,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 E2E="$ROOT/tests/e2e"
 DEV="$ROOT/deploy/dev-catalog"
+. "$E2E/lib.sh"
 "$DEV/build.sh" >&2
-# A venv and its requirements file, (re)installed when the file changed.
-venv() { # venv DIR REQS
-  if [ ! -x "$1/bin/python" ] || ! cmp -s "$2" "$1/.requirements"; then
-    python3 -m venv "$1"
-    "$1/bin/pip" install --quiet --disable-pip-version-check -r "$2" >&2
-    cp "$2" "$1/.requirements"
-  fi
-}
 VENV="$ROOT/target/e2e-venv"
 MOTO_VENV="$ROOT/target/e2e-moto-venv"
 venv "$VENV" "$E2E/requirements.txt"
@@ -30,22 +23,7 @@ venv "$MOTO_VENV" "$E2E/requirements-moto.txt"
 ICEGATE="$ROOT/target/debug/icegate"
 "$ICEGATE" check --policy "$E2E/downscope-policy.yaml" >/dev/null
 
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/icegate-e2e-downscope.XXXXXX")"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-wait_for() { # wait_for LOG PATTERN PID: process PID prints PATTERN into LOG
-  for _ in $(seq 600); do
-    grep -aq "$2" "$1" && return 0
-    kill -0 "$3" 2>/dev/null || { echo "exited before printing '$2' in $1:" >&2; cat "$1" >&2; return 1; }
-    sleep 0.1
-  done
-  echo "timed out waiting for '$2' in $1:" >&2; cat "$1" >&2; return 1
-}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+start_work downscope
 
 BUCKET=icegate-e2e
 # No AWS settings of the machine reach moto, the catalogs or icegate; icegate gets its own below.

@@ -7,31 +7,17 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DEV="$ROOT/deploy/dev-catalog"
+. "$ROOT/tests/e2e/lib.sh"
 "$DEV/build.sh" >&2
 VENV="$ROOT/target/e2e-venv"
-REQS="$ROOT/tests/e2e/requirements.txt"
-if [ ! -x "$VENV/bin/python" ] || ! cmp -s "$REQS" "$VENV/.requirements"; then
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$REQS" >&2
-  cp "$REQS" "$VENV/.requirements"
-fi
+venv "$VENV" "$ROOT/tests/e2e/requirements.txt"
 (cd "$ROOT" && cargo build --locked --quiet)
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/icegate-e2e.XXXXXX")"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-wait_for() { # wait_for LOG PATTERN
-  for _ in $(seq 200); do grep -aq "$2" "$1" && return 0; sleep 0.1; done
-  echo "timed out waiting for '$2' in $1:" >&2; cat "$1" >&2; return 1
-}
+start_work clients
 "$DEV/run.sh" 0 "$WORK/warehouse" --quiet >"$WORK/catalog.log" 2>&1 &
 PIDS+=($!)
 wait_for "$WORK/catalog.log" "dev-catalog listening on"
 CATALOG="$(grep -ao 'http://127.0.0.1:[0-9]*' "$WORK/catalog.log" | head -1)"
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+PORT="$(free_port)"
 "$ROOT/target/debug/icegate" serve --upstream "$CATALOG" --policy "$ROOT/policies/example.yaml" \
   --listen "127.0.0.1:$PORT" --admin-listen 127.0.0.1:0 >"$WORK/icegate.log" 2>&1 &
 PIDS+=($!)

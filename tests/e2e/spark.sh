@@ -8,29 +8,20 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 E2E="$ROOT/tests/e2e"
 DEV="$ROOT/deploy/dev-catalog"
+. "$E2E/lib.sh"
 START=$SECONDS
 "$DEV/build.sh" >&2
 JARS="$(bash "$E2E/spark/install.sh")"
 (cd "$ROOT" && cargo build --locked --quiet)
 echo "spark e2e: installed in $((SECONDS - START)) s" >&2
 
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/icegate-e2e-spark.XXXXXX")"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+start_work spark
 trap 'exit 130' INT TERM
-wait_for() { # wait_for LOG PATTERN
-  for _ in $(seq 300); do grep -aq "$2" "$1" && return 0; sleep 0.1; done
-  echo "timed out waiting for '$2' in $1:" >&2; cat "$1" >&2; return 1
-}
 "$DEV/run.sh" 0 "$WORK/warehouse" --quiet >"$WORK/catalog.log" 2>&1 &
 PIDS+=($!)
 wait_for "$WORK/catalog.log" "dev-catalog listening on"
 CATALOG="$(grep -ao 'http://127.0.0.1:[0-9]*' "$WORK/catalog.log" | head -1)"
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+PORT="$(free_port)"
 "$ROOT/target/debug/icegate" serve --upstream "$CATALOG" --policy "$ROOT/policies/example.yaml" \
   --listen "127.0.0.1:$PORT" --admin-listen 127.0.0.1:0 >"$WORK/icegate.log" 2>&1 &
 PIDS+=($!)
