@@ -7,6 +7,8 @@
 # and fuzzing are separate commands (see the README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One full build per run: incremental artefacts would only take disk (they were 12 GB of 20).
+export CARGO_INCREMENTAL=0
 cargo clippy --locked --all-targets -- -D warnings
 cargo test --locked
 cargo bench --locked --no-run
