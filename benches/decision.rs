@@ -13,196 +13,16 @@ use icegate::policy::authorize::{Reason, Request, Verdict, authorize_path, crede
 use icegate::policy::entries::{EntryFilter, entry_visible};
 use icegate::policy::load::{Loaded, Source, build, load_sources, parse};
 use icegate::roles::{ActiveRoles, Narrowed, OwnershipMode, Principal, check_user, narrow, parse_header};
-use std::collections::HashSet;
-use std::fmt::Write as _;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-const CATALOGS: u32 = 100;
-const SCHEMAS: u32 = 100;
-const TABLES: u32 = 50;
-const ROLES: u32 = 10_000;
-const USERS: u32 = 10_000;
-const GROUPS: u32 = 1_000;
-/// Roles a user holds directly.
-const USER_ROLES: usize = 5;
-/// Roles each group grants.
-const GROUP_ROLES: usize = 3;
-/// Table grants are DENY with this chance in 1,000 (about 3% of all grants are DENY).
-const TABLE_DENY_PER_MILLE: u64 = 60;
+#[path = "common/policy_gen.rs"]
+mod policy_gen;
+use policy_gen::{Generated, Shape, generate};
+
+const SHAPE: Shape = Shape::STANDARD;
 const LIST_ENTRIES: u32 = 1_000;
-
-/// xorshift64*: small, fast and deterministic, so every run benchmarks the same policy.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u32) -> u32 {
-        (self.next() % u64::from(n)) as u32
-    }
-
-    fn chance(&mut self, per_mille: u64) -> bool {
-        self.next() % 1000 < per_mille
-    }
-}
-
-/// What the generator made, beside the YAML, so the benchmark can pick its subjects.
-struct Generated {
-    yaml: String,
-    /// Per role: its catalog and the schema on which it grants USE_SCHEMA and SELECT_TABLE.
-    role_home: Vec<(u32, u32)>,
-    /// Per role: the schema on which it grants USE_SCHEMA and CREATE_TABLE only, if any.
-    role_create_only: Vec<Option<u32>>,
-    /// Per role: the tables `(schema, table)` of its home catalog it grants on.
-    role_tables: Vec<Vec<(u32, u32)>>,
-    /// Per user: direct roles, then groups.
-    users: Vec<(Vec<u32>, Vec<u32>)>,
-    groups: Vec<Vec<u32>>,
-}
-
-impl Generated {
-    fn held(&self, user: u32) -> Vec<u32> {
-        let (direct, groups) = &self.users[user as usize];
-        let mut held = direct.clone();
-        for g in groups {
-            for r in &self.groups[*g as usize] {
-                if !held.contains(r) {
-                    held.push(*r);
-                }
-            }
-        }
-        held
-    }
-}
-
-fn privilege(out: &mut String, name: &str, deny: bool) {
-    let condition = if deny { "DENY" } else { "ALLOW" };
-    write!(out, "{{name: {name}, condition: {condition}}}").unwrap();
-}
-
-/// A policy in the format of DESIGN.md §3, in flow style so that writing it is quick.
-///
-/// Each role lives in one catalog: USE_CATALOG on it (1 grant); USE_SCHEMA + SELECT_TABLE on a
-/// home schema (2); USE_SCHEMA + one of SELECT_TABLE, MODIFY_TABLE, CREATE_TABLE on a second
-/// schema (2); SELECT_TABLE or MODIFY_TABLE on five tables of the catalog, 6% of them DENY (5).
-/// Users hold five roles directly and one or two groups of three roles each. Owners: a group on
-/// every tenth catalog, 1,000 schemas, 5,000 tables owned by users.
-fn generate() -> Generated {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let mut y = String::with_capacity(16 << 20);
-    y.push_str("version: 1\nmetalake: lake\ndefault_catalog: c0\nrequire_known_user: true\n");
-
-    let mut role_home = Vec::with_capacity(ROLES as usize);
-    let mut role_create_only = Vec::with_capacity(ROLES as usize);
-    let mut role_tables = Vec::with_capacity(ROLES as usize);
-    y.push_str("roles:\n");
-    for r in 0..ROLES {
-        let c = rng.below(CATALOGS);
-        let home = rng.below(SCHEMAS);
-        let second = (home + 1 + rng.below(SCHEMAS - 1)) % SCHEMAS;
-        write!(y, "- {{name: r{r}, securableObjects: [").unwrap();
-        write!(y, "{{type: CATALOG, fullName: c{c}, privileges: [").unwrap();
-        privilege(&mut y, "USE_CATALOG", false);
-        write!(y, "]}}, {{type: SCHEMA, fullName: c{c}.s{home}, privileges: [").unwrap();
-        privilege(&mut y, "USE_SCHEMA", false);
-        y.push_str(", ");
-        privilege(&mut y, "SELECT_TABLE", false);
-        write!(y, "]}}, {{type: SCHEMA, fullName: c{c}.s{second}, privileges: [").unwrap();
-        privilege(&mut y, "USE_SCHEMA", false);
-        y.push_str(", ");
-        let second_privilege = ["SELECT_TABLE", "MODIFY_TABLE", "CREATE_TABLE"][rng.below(3) as usize];
-        privilege(&mut y, second_privilege, false);
-        y.push_str("]}");
-        role_home.push((c, home));
-        role_create_only.push((second_privilege == "CREATE_TABLE").then_some(second));
-        let mut tables: Vec<(u32, u32)> = Vec::with_capacity(5);
-        while tables.len() < 5 {
-            // Mostly in the role's own two schemas, sometimes elsewhere in its catalog.
-            let s = match rng.below(4) {
-                0 => home,
-                1 => second,
-                _ => rng.below(SCHEMAS),
-            };
-            let t = (s, rng.below(TABLES));
-            if tables.contains(&t) {
-                continue;
-            }
-            tables.push(t);
-            let name = if rng.below(3) == 0 { "MODIFY_TABLE" } else { "SELECT_TABLE" };
-            write!(y, ", {{type: TABLE, fullName: c{c}.s{}.t{}, privileges: [", t.0, t.1).unwrap();
-            privilege(&mut y, name, rng.chance(TABLE_DENY_PER_MILLE));
-            y.push_str("]}");
-        }
-        role_tables.push(tables);
-        y.push_str("]}\n");
-    }
-
-    let mut groups = Vec::with_capacity(GROUPS as usize);
-    y.push_str("groups:\n");
-    for g in 0..GROUPS {
-        let mut roles: Vec<u32> = Vec::with_capacity(GROUP_ROLES);
-        while roles.len() < GROUP_ROLES {
-            let r = rng.below(ROLES);
-            if !roles.contains(&r) {
-                roles.push(r);
-            }
-        }
-        let list: Vec<String> = roles.iter().map(|r| format!("r{r}")).collect();
-        writeln!(y, "- {{name: g{g}, roles: [{}]}}", list.join(", ")).unwrap();
-        groups.push(roles);
-    }
-
-    let mut users = Vec::with_capacity(USERS as usize);
-    y.push_str("users:\n");
-    for u in 0..USERS {
-        let mut roles: Vec<u32> = Vec::with_capacity(USER_ROLES);
-        while roles.len() < USER_ROLES {
-            let r = rng.below(ROLES);
-            if !roles.contains(&r) {
-                roles.push(r);
-            }
-        }
-        let mut member: Vec<u32> = vec![rng.below(GROUPS)];
-        if rng.below(2) == 0 {
-            let g = rng.below(GROUPS);
-            if !member.contains(&g) {
-                member.push(g);
-            }
-        }
-        let role_list: Vec<String> = roles.iter().map(|r| format!("r{r}")).collect();
-        let group_list: Vec<String> = member.iter().map(|g| format!("g{g}")).collect();
-        writeln!(y, "- {{name: u{u}, roles: [{}], groups: [{}]}}", role_list.join(", "), group_list.join(", "))
-            .unwrap();
-        users.push((roles, member));
-    }
-
-    y.push_str("owners:\n");
-    for c in (0..CATALOGS).step_by(10) {
-        writeln!(y, "- {{type: CATALOG, fullName: c{c}, owner: g{c}, ownerType: GROUP}}").unwrap();
-    }
-    for i in 0..1_000u32 {
-        let (c, s) = (i % CATALOGS, (i / CATALOGS) * 10 + i % 10);
-        writeln!(y, "- {{type: SCHEMA, fullName: c{c}.s{s}, owner: g{}, ownerType: GROUP}}", rng.below(GROUPS))
-            .unwrap();
-    }
-    let mut owned_tables = HashSet::new();
-    while owned_tables.len() < 5_000 {
-        let t = (rng.below(CATALOGS), rng.below(SCHEMAS), rng.below(TABLES));
-        if owned_tables.insert(t) {
-            let u = rng.below(USERS);
-            writeln!(y, "- {{type: TABLE, fullName: c{}.s{}.t{}, owner: u{u}, ownerType: USER}}", t.0, t.1, t.2)
-                .unwrap();
-        }
-    }
-    Generated { yaml: y, role_home, role_create_only, role_tables, users, groups }
-}
 
 /// Resident set size, from `/proc/self/statm` (pages × 4096).
 fn rss_bytes() -> u64 {
@@ -265,7 +85,7 @@ struct Subjects {
 
 fn find_subjects(snap: &Snapshot, generated: &Generated) -> Subjects {
     let mut found = None;
-    'users: for u in 0..USERS {
+    'users: for u in 0..SHAPE.users {
         let user = format!("u{u}");
         let n = narrowed(snap, &user);
         let subject = n.subject(&user);
@@ -307,7 +127,7 @@ fn find_subjects(snap: &Snapshot, generated: &Generated) -> Subjects {
     };
     let mut denied_user = None;
     let mut any_denied = None;
-    for u in 0..USERS {
+    for u in 0..SHAPE.users {
         let user = format!("u{u}");
         let n = narrowed(snap, &user);
         let d = authorize_path(snap, &n.subject(&user), &req);
@@ -323,7 +143,7 @@ fn find_subjects(snap: &Snapshot, generated: &Generated) -> Subjects {
     let denied_user = denied_user.or(any_denied).expect("no denied loadTable in the policy");
 
     let mut sparse = None;
-    'sparse: for u in 0..USERS {
+    'sparse: for u in 0..SHAPE.users {
         let user = format!("u{u}");
         let n = narrowed(snap, &user);
         let subject = n.subject(&user);
@@ -392,7 +212,7 @@ fn main() {
     // Generation and the first load come before anything else so that the RSS figures see a
     // process that has done nothing but hold the policy text.
     let start = Instant::now();
-    let generated = generate();
+    let generated = generate(&SHAPE);
     let generate_time = start.elapsed();
     let sources = vec![Source { path: PathBuf::from("generated.yaml"), text: generated.yaml.clone() }];
     let first_sources = sources.clone();

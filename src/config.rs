@@ -45,6 +45,7 @@ pub struct Config {
     pub lists: Lists,
     pub audit: Audit,
     pub credentials: crate::credentials::Config,
+    pub runtime: Runtime,
 }
 
 impl Default for Config {
@@ -65,7 +66,24 @@ impl Default for Config {
             lists: Lists::default(),
             audit: Audit::default(),
             credentials: crate::credentials::Config::default(),
+            runtime: Runtime::default(),
         }
+    }
+}
+
+/// `[runtime]`: the threads that serve requests.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Runtime {
+    /// Threads serving connections: 1 runs every connection on one thread (no cross-thread
+    /// wake-ups, the cheapest per request for a sidecar); more spreads connections over that
+    /// many threads; 0 means one per CPU. Policy loads run on a separate blocking thread.
+    pub workers: usize,
+}
+
+impl Default for Runtime {
+    fn default() -> Self {
+        Self { workers: 1 }
     }
 }
 

@@ -142,24 +142,57 @@ pub async fn run(shared: Arc<Shared>, shutdown: impl Future<Output = ()>) {
 
 /// Watches the directories holding the policy and shadow paths. A directory, not the file:
 /// a ConfigMap update swaps the `..data` symlink, which a watch on the old file's inode never
-/// sees.
+/// sees. Only events on what a load reads (or on a ConfigMap's `..` entries) trigger: other
+/// files in the directory — an audit log written beside the policy, an editor's swap file —
+/// would otherwise wake the reload task on every write.
 fn watch(shared: &Shared, tx: mpsc::Sender<&'static str>) -> Option<notify::RecommendedWatcher> {
     use notify::Watcher;
+    let paths: Vec<PathBuf> =
+        [shared.config.policy.clone(), shared.config.shadow_policy.clone()].into_iter().flatten().collect();
+    let targets: Vec<Target> = paths.iter().map(|p| Target::of(p)).collect();
+    let matchers = targets.clone();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if event.is_ok_and(|e| !e.kind.is_access()) {
+        if event.is_ok_and(|e| !e.kind.is_access() && concerns_policy(&e.paths, &matchers)) {
             let _ = tx.try_send("watch");
         }
     })
     .map_err(|e| tracing::error!(error = %e, "cannot watch the policy; reload with SIGHUP or `reload.poll_seconds`"))
     .ok()?;
-    let paths = [shared.config.policy.clone(), shared.config.shadow_policy.clone()];
-    for path in paths.into_iter().flatten() {
-        let dir = watched_dir(&path);
-        if let Err(e) = watcher.watch(&dir, notify::RecursiveMode::NonRecursive) {
-            tracing::error!(path = %dir.display(), error = %e, "cannot watch the policy directory");
+    for target in &targets {
+        if let Err(e) = watcher.watch(&target.dir, notify::RecursiveMode::NonRecursive) {
+            tracing::error!(path = %target.dir.display(), error = %e, "cannot watch the policy directory");
         }
     }
     Some(watcher)
+}
+
+/// A watched directory and, for a policy file, the file's name in it.
+#[derive(Clone, Debug)]
+struct Target {
+    dir: PathBuf,
+    file: Option<std::ffi::OsString>,
+}
+
+impl Target {
+    fn of(path: &Path) -> Self {
+        let file = if path.is_dir() { None } else { path.file_name().map(ToOwned::to_owned) };
+        Self { dir: watched_dir(path), file }
+    }
+}
+
+/// Whether an event on `paths` can change what a load reads. An event without paths (the
+/// watcher lost track and asks for a rescan) always does.
+fn concerns_policy(paths: &[PathBuf], targets: &[Target]) -> bool {
+    paths.is_empty()
+        || paths.iter().any(|path| {
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return true };
+            // `..data` and `..<timestamp>` are how a mounted ConfigMap swaps its files.
+            name.starts_with("..")
+                || targets.iter().any(|t| match &t.file {
+                    Some(file) => file.as_os_str() == name,
+                    None => !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml")),
+                })
+        })
 }
 
 /// The directory to watch for `path`: itself when it is one, else its parent.

@@ -36,7 +36,7 @@ pub fn run(config: Config) -> Result<(), RunError> {
             None
         }
     });
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(RunError::Runtime)?;
+    let runtime = runtime(&config.runtime).map_err(RunError::Runtime)?;
     runtime.block_on(async move {
         let upstream = Upstream::new(url, &config.upstream)?;
         let tls = config.tls.as_ref().map(crate::tls::server_config).transpose()?;
@@ -73,6 +73,17 @@ pub fn run(config: Config) -> Result<(), RunError> {
         tracing::info!("icegate stopped");
         Ok(())
     })
+}
+
+/// The runtime `[runtime]` asks for: one thread runs a current-thread runtime, where a
+/// request's client connection, its upstream connection and its handler are all woken on the
+/// same thread, so no request pays for a thread wake-up.
+pub fn runtime(config: &crate::config::Runtime) -> std::io::Result<tokio::runtime::Runtime> {
+    match config.workers {
+        1 => tokio::runtime::Builder::new_current_thread().enable_all().build(),
+        0 => tokio::runtime::Builder::new_multi_thread().enable_all().build(),
+        n => tokio::runtime::Builder::new_multi_thread().worker_threads(n).enable_all().build(),
+    }
 }
 
 async fn shutdown_signal() {

@@ -2,9 +2,16 @@
 //! are always on — header read timeout, header count and size, connection and in-flight caps —
 //! and hands each request to [`crate::proxy::handle`]; stops accepting on shutdown and lets
 //! in-flight requests finish.
+//!
+//! The loop is generic over the request handler so that the load harness's bare pass-through
+//! control (`examples/passthrough.rs`) serves through exactly this code: the difference the
+//! harness measures is then icegate's authorization, audit and metrics, nothing else.
 
+use crate::config::Limits;
+use crate::forward::Body;
 use crate::identity::Peer;
 use crate::state::Shared;
+use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -35,8 +42,26 @@ pub async fn serve_with(
     shutdown: impl std::future::Future<Output = ()>,
     grace: Duration,
 ) {
-    let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     let limits = shared.config.limits.clone();
+    let open = shared.metrics.open_connections.clone();
+    let handler = move |request, peer| crate::proxy::handle(shared.clone(), request, peer);
+    serve_connections(&limits, open, listener, tls, handler, shutdown, grace).await;
+}
+
+/// The connection loop, serving each request with `handler`; `open` counts open connections.
+pub async fn serve_connections<H, F>(
+    limits: &Limits,
+    open: prometheus_client::metrics::gauge::Gauge,
+    listener: TcpListener,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    handler: H,
+    shutdown: impl std::future::Future<Output = ()>,
+    grace: Duration,
+) where
+    H: Fn(http::Request<Incoming>, Arc<Peer>) -> F + Clone + Send + Sync + 'static,
+    F: std::future::Future<Output = http::Response<Body>> + Send + 'static,
+{
+    let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
@@ -70,19 +95,19 @@ pub async fn serve_with(
             },
         };
         let _ = stream.set_nodelay(true);
-        let open = shared.metrics.open_connections.clone();
+        let open = open.clone();
         open.inc();
-        let shared = shared.clone();
+        let handler = handler.clone();
         let in_flight = in_flight.clone();
         // The service of one connection: its peer (and verified client certificate) is fixed.
         let service = move |peer: Arc<Peer>| {
             service_fn(move |request| {
-                let shared = shared.clone();
+                let handler = handler.clone();
                 let in_flight = in_flight.clone();
                 let peer = peer.clone();
                 async move {
                     let _slot = in_flight.acquire_owned().await;
-                    Ok::<_, std::convert::Infallible>(crate::proxy::handle(shared, request, peer).await)
+                    Ok::<_, std::convert::Infallible>(handler(request, peer).await)
                 }
             })
         };

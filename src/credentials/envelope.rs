@@ -146,6 +146,19 @@ impl Scanner<'_> {
             return Err(EnvelopeError::Malformed(start));
         }
         let mut i = start + 1;
+        // Most strings of table metadata are short: a plain loop finds their end before a
+        // vectorized search would have set up. Longer ones fall through to `memchr2`.
+        let short_end = (i + SHORT_STRING).min(self.bytes.len());
+        while i < short_end {
+            match self.bytes.get(i) {
+                Some(b'"') => {
+                    self.at = i + 1;
+                    return Ok(start..self.at);
+                }
+                Some(b'\\') => i += 2,
+                _ => i += 1,
+            }
+        }
         loop {
             let rest = self.bytes.get(i..).unwrap_or_default();
             match memchr::memchr2(b'"', b'\\', rest) {
@@ -198,6 +211,9 @@ impl Scanner<'_> {
         }
     }
 }
+
+/// Strings up to this long are scanned byte by byte.
+const SHORT_STRING: usize = 24;
 
 fn is_scalar(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.')

@@ -82,6 +82,7 @@ impl Parsed {
             }
         }
         out.push(Bytes::from_static(b"}"));
+        out.finish();
         Ok(out)
     }
 }
@@ -100,17 +101,45 @@ fn rendered(key: &str, value: &impl serde::Serialize) -> Result<Bytes, EnvelopeE
     Ok(Bytes::from(bytes))
 }
 
+/// Pieces smaller than this are copied together rather than sent as slices of their own:
+/// hyper writes at most 16 queued buffers per `writev`, and a response of many one-byte
+/// separators would cost a second system call (and a second TCP segment) per response.
+const COALESCE_BELOW: usize = 4096;
+
 /// A body made of chunks, most of them slices of the upstream's buffer.
 #[derive(Debug, Default)]
 pub struct Chunks {
     parts: VecDeque<Bytes>,
+    /// Small pieces not yet in `parts`, copied together.
+    pending: Vec<u8>,
     len: usize,
 }
 
 impl Chunks {
     fn push(&mut self, bytes: Bytes) {
         self.len += bytes.len();
+        if bytes.len() < COALESCE_BELOW {
+            self.pending.extend_from_slice(&bytes);
+            return;
+        }
+        self.flush_pending();
         self.parts.push_back(bytes);
+    }
+
+    fn flush_pending(&mut self) {
+        if !self.pending.is_empty() {
+            self.parts.push_back(Bytes::from(std::mem::take(&mut self.pending)));
+        }
+    }
+
+    /// Ends the body: what is pending becomes its last part.
+    fn finish(&mut self) {
+        self.flush_pending();
+    }
+
+    /// How many buffers the body is written as.
+    pub fn part_count(&self) -> usize {
+        self.parts.len()
     }
 
     pub fn len(&self) -> usize {

@@ -194,6 +194,34 @@ async fn a_policy_that_fails_to_load_is_reported_and_fixing_it_recovers() {
     assert_eq!(icegate::admin::readiness(&shared).1["policy"]["stale"], false);
 }
 
+/// An audit log (or any other file) written beside the policy file must not wake the reload
+/// task: with the audit file in the policy's directory, every request used to cost a watch
+/// event and a reload attempt.
+#[tokio::test]
+async fn writes_to_other_files_beside_the_policy_do_not_trigger_reloads() {
+    let upstream = catalog().await;
+    let dir = TempDir::new("reload-beside");
+    let file = dir.write("p.yaml", &policy(&ODD));
+    let (addr, shared) = start(&upstream, &file, None).await;
+    let attempts = |shared: &Shared| {
+        samples(&shared.metrics.render(), "icegate_policy_reloads_total").iter().map(|(_, v)| *v).sum::<f64>()
+    };
+    for i in 0..20 {
+        std::fs::write(dir.path().join("audit.jsonl"), format!("line {i}\n")).unwrap();
+        std::fs::write(dir.path().join(".p.yaml.swp"), "swap").unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(attempts(&shared), 0.0, "{}", shared.metrics.render());
+    // The policy itself still reloads by the watch.
+    std::fs::write(&file, policy(&EVEN)).unwrap();
+    let changed = Instant::now();
+    while visible(addr).await != EVEN.into_iter().collect::<BTreeSet<u32>>() {
+        assert!(changed.elapsed() < Duration::from_secs(2), "the policy edit was not picked up");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// The counter values of `name` in a Prometheus text exposition, by label set.
 fn samples(text: &str, name: &str) -> Vec<(String, f64)> {
     text.lines()

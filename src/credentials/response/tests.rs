@@ -91,3 +91,22 @@ fn a_response_whose_credential_parts_do_not_parse_is_refused() {
         assert!(Parsed::read(Bytes::from_static(bad)).is_err(), "{}", String::from_utf8_lossy(bad));
     }
 }
+
+/// hyper sends at most 16 queued buffers per `writev`: a rewritten response of one-byte
+/// separators and small members used to go out in two system calls and two TCP segments.
+#[test]
+fn a_rewritten_response_is_a_few_buffers_the_large_metadata_one_uncopied() {
+    let e = endpoints();
+    let big = format!(r#"{{"location":"s3://lake/wh/db/t","pad":"{}"}}"#, "x".repeat(64 * 1024));
+    let upstream = Bytes::from(format!(
+        r#"{{"metadata-location":"m","metadata":{big},"config":{{"s3.access-key-id":"AKIA","client.region":"r"}},"storage-credentials":[],"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8}}"#
+    ));
+    let parsed = Parsed::read(upstream.clone()).unwrap();
+    let locations = parsed.locations.clone().unwrap();
+    let out = parsed.render(&rules(Action::Strip, &e, None), &locations).unwrap();
+    assert_eq!(out.part_count(), 3, "small parts before and after the metadata, the metadata itself");
+    let metadata = out.parts.get(1).unwrap();
+    let at = upstream.windows(big.len()).position(|w| w == big.as_bytes()).unwrap();
+    assert_eq!(metadata.as_ptr(), upstream[at - br#""metadata":"#.len()..].as_ptr(), "a slice, not a copy");
+    assert_eq!(out.len(), out.concat().len());
+}

@@ -1,0 +1,377 @@
+"""The load harness: drives the same load through direct access, nginx, a bare hyper
+pass-through built like icegate's server, and icegate, and prints ratios.
+
+    python3 harness.py --icegate BIN --control BIN --out RESULTS.md [--seconds 5] [--rounds 3]
+
+Loopback only, two cores split as the issue measured them: the load generator (wrk, one
+thread) on core 0; the upstream (nginx serving fixed responses) and the proxy under test, each
+single-threaded, on core 1. Runs are interleaved: every round runs every target once, in an
+order that rotates from round to round, and the figures are medians over rounds.
+"""
+
+import argparse
+import base64
+import datetime
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+AUTH = "Basic " + base64.b64encode(b"bench:x").decode()
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+LOAD_CORE, SERVER_CORE = "0", "1"
+
+# name, path, connections, what it shows
+SCENARIOS = [
+    ("a", "/v1/namespaces/db/tables/t", 16, "loadTable, ~20 KB with vended credentials, authorized and narrowed"),
+    ("b", "/v1/namespaces/db/tables", 16, "listTables, ~120 B, authorized and filtered"),
+    ("c", "/v1/namespaces/big/tables", 16, "listTables, 10,000 entries (650 KB), 1,000 hidden by icegate"),
+    ("d", "/v1/namespaces/db/tables/big", 4, "loadTable, 5 MB of metadata, credentials rewritten"),
+    ("e", "/v1/namespaces/db/tables", 1000, "listTables, 1,000 concurrent keep-alive connections"),
+    ("a1", "/v1/namespaces/db/tables/t", 1, "as (a), one connection: added latency"),
+    ("b1", "/v1/namespaces/db/tables", 1, "as (b), one connection: added latency"),
+]
+TARGETS = ["direct", "nginx", "control", "icegate"]
+
+WRK_LUA = """
+wrk.headers["Authorization"] = "%s"
+wrk.headers["X-Gravitino-Active-Roles"] = "reader"
+done = function(summary, latency, requests)
+  io.write(string.format('{"requests":%%d,"duration_us":%%d,"p50_us":%%d,"p99_us":%%d,"errors":%%d,"status_errors":%%d}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    summary.errors.status))
+end
+""" % AUTH
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_port(port, timeout=20.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit(f"harness: nothing listens on port {port} after {timeout} s")
+
+
+def tree(pid):
+    """`pid` and its children (nginx's master and worker)."""
+    pids = [pid]
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                if int(fields[1]) == pid:
+                    pids.append(int(entry))
+            except OSError:
+                pass
+    return pids
+
+
+def cpu_seconds(pid):
+    total = 0
+    for p in tree(pid):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+        except OSError:
+            pass
+    return total / CLOCK_TICKS
+
+
+def status_kb(pid, key):
+    total = 0
+    for p in tree(pid):
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith(key + ":"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+class Harness:
+    def __init__(self, args):
+        self.args = args
+        self.work = tempfile.mkdtemp(prefix="icegate-load.")
+        # nginx's workers drop root for `nobody`, who must read the fixtures.
+        os.chmod(self.work, 0o755)
+        self.procs = {}
+        self.ports = {name: free_port() for name in ["upstream", "nginx", "control", "icegate", "admin"]}
+
+    def start(self, name, argv, port):
+        log = open(os.path.join(self.work, f"{name}.log"), "w")
+        proc = subprocess.Popen(["taskset", "-c", SERVER_CORE, *argv], stdout=log, stderr=subprocess.STDOUT)
+        self.procs[name] = proc
+        wait_port(port)
+
+    def setup(self):
+        up = self.ports["upstream"]
+        subprocess.run([sys.executable, os.path.join(HERE, "fixtures.py"), self.work, str(up)], check=True)
+        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+        self.start("upstream", [nginx, "-p", self.work, "-c", os.path.join(self.work, "upstream.conf")], up)
+        conf = os.path.join(self.work, "nginx-proxy.conf")
+        with open(conf) as f:
+            text = f.read().replace("@PORT@", str(self.ports["nginx"]))
+        with open(conf, "w") as f:
+            f.write(text)
+        self.start("nginx", [nginx, "-p", self.work, "-c", conf], self.ports["nginx"])
+        upstream_url = f"http://127.0.0.1:{up}"
+        self.start("control", [self.args.control, f"127.0.0.1:{self.ports['control']}", upstream_url],
+                   self.ports["control"])
+        env_log = os.path.join(self.work, "icegate.log")
+        os.environ["ICEGATE_LOG"] = "warn"
+        self.start("icegate", [self.args.icegate, "serve", "--config", os.path.join(self.work, "icegate.toml"),
+                               "--upstream", upstream_url, "--listen", f"127.0.0.1:{self.ports['icegate']}",
+                               "--admin-listen", f"127.0.0.1:{self.ports['admin']}"], self.ports["icegate"])
+        del env_log
+        self.lua = os.path.join(self.work, "report.lua")
+        with open(self.lua, "w") as f:
+            f.write(WRK_LUA)
+        # Every target must answer every scenario the same way before anything is timed.
+        for _, path, _, _ in SCENARIOS:
+            for target in TARGETS:
+                status, length = self.fetch(target, path)
+                if status != 200:
+                    raise SystemExit(f"harness: {target} answered {status} to GET {path}")
+
+    def port(self, target):
+        return self.ports["upstream" if target == "direct" else target]
+
+    def pid(self, target):
+        return self.procs["upstream" if target == "direct" else target].pid
+
+    def fetch(self, target, path):
+        import http.client
+
+        c = http.client.HTTPConnection("127.0.0.1", self.port(target), timeout=30)
+        c.request("GET", path, headers={"Authorization": AUTH, "X-Gravitino-Active-Roles": "reader"})
+        r = c.getresponse()
+        body = r.read()
+        c.close()
+        return r.status, len(body)
+
+    def wrk(self, target, path, connections, seconds):
+        url = f"http://127.0.0.1:{self.port(target)}{path}"
+        pid = self.pid(target)
+        cpu0 = cpu_seconds(pid)
+        out = subprocess.run(
+            ["taskset", "-c", LOAD_CORE, "wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s",
+             "-s", self.lua, url],
+            capture_output=True, text=True, check=True)
+        cpu = cpu_seconds(pid) - cpu0
+        line = [l for l in out.stdout.splitlines() if l.startswith("{")][-1]
+        r = json.loads(line)
+        r["rps"] = r["requests"] / (r["duration_us"] / 1e6)
+        r["cpu_us_per_req"] = cpu * 1e6 / max(r["requests"], 1)
+        return r
+
+    def run_scenarios(self):
+        results = {}
+        for name, path, connections, what in SCENARIOS:
+            if self.args.only and name not in self.args.only:
+                continue
+            runs = {t: [] for t in TARGETS}
+            for rnd in range(self.args.rounds):
+                order = TARGETS[rnd % len(TARGETS):] + TARGETS[:rnd % len(TARGETS)]
+                for target in order:
+                    r = self.wrk(target, path, connections, self.args.seconds)
+                    if r["errors"] or r["status_errors"]:
+                        raise SystemExit(f"harness: {target} had errors in scenario {name}: {r}")
+                    runs[target].append(r)
+            med = {t: {k: statistics.median(x[k] for x in runs[t]) for k in ["rps", "p50_us", "p99_us",
+                                                                                 "cpu_us_per_req"]}
+                   for t in TARGETS}
+            results[name] = {"path": path, "connections": connections, "what": what, "median": med,
+                             "runs": runs}
+            print(self.scenario_line(name, med, connections), flush=True)
+        return results
+
+    @staticmethod
+    def scenario_line(name, med, connections):
+        d, n, c, i = (med[t] for t in TARGETS)
+        return (f"({name}) c={connections}: rps direct {d['rps']:.0f}, nginx {n['rps']:.0f}, control {c['rps']:.0f}, "
+                f"icegate {i['rps']:.0f} | icegate/direct {i['rps'] / d['rps']:.2f}x, /nginx {i['rps'] / n['rps']:.2f}x, "
+                f"/control {i['rps'] / c['rps']:.2f}x | p50 us d/n/c/i {d['p50_us']:.0f}/{n['p50_us']:.0f}/"
+                f"{c['p50_us']:.0f}/{i['p50_us']:.0f} | cpu us/req n/c/i {n['cpu_us_per_req']:.1f}/"
+                f"{c['cpu_us_per_req']:.1f}/{i['cpu_us_per_req']:.1f}")
+
+    def idle_connections(self, count=1000):
+        """RSS of each proxy with `count` keep-alive connections open after one request each."""
+        out = {}
+        request = (f"GET /v1/namespaces/db/tables HTTP/1.1\r\nHost: x\r\nAuthorization: {AUTH}\r\n\r\n").encode()
+        for target in ["nginx", "control", "icegate"]:
+            pid = self.pid(target)
+            before = status_kb(pid, "VmRSS")
+            socks = []
+            for _ in range(count):
+                s = socket.create_connection(("127.0.0.1", self.port(target)))
+                s.sendall(request)
+                socks.append(s)
+            for s in socks:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += s.recv(65536)
+                head, rest = data.split(b"\r\n\r\n", 1)
+                length = int([h.split(b":")[1] for h in head.split(b"\r\n") if h.lower().startswith(b"content-length")][0])
+                while len(rest) < length:
+                    rest += s.recv(65536)
+            time.sleep(0.5)
+            with_idle = status_kb(pid, "VmRSS")
+            for s in socks:
+                s.close()
+            out[target] = {"rss_kb_before": before, "rss_kb_idle": with_idle}
+            print(f"idle: {target} RSS {before / 1024:.1f} MB, with {count} idle keep-alive connections "
+                  f"{with_idle / 1024:.1f} MB", flush=True)
+        return out
+
+    def stream(self, path="/v1/namespaces/db/views/v"):
+        """Streams the 1 GB loadView body through each proxy, sampling RSS."""
+        out = {}
+        for target in ["nginx", "control", "icegate"]:
+            pid = self.pid(target)
+            before = status_kb(pid, "VmRSS")
+            peak = [before]
+            stop = threading.Event()
+
+            def sample():
+                while not stop.is_set():
+                    peak[0] = max(peak[0], status_kb(pid, "VmRSS"))
+                    time.sleep(0.02)
+
+            t = threading.Thread(target=sample)
+            t.start()
+            start = time.time()
+            res = subprocess.run(["taskset", "-c", LOAD_CORE, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{size_download}",
+                                  "-H", f"Authorization: {AUTH}", f"http://127.0.0.1:{self.port(target)}{path}"],
+                                 capture_output=True, text=True, check=True)
+            took = time.time() - start
+            stop.set()
+            t.join()
+            status, size = res.stdout.split()
+            if status != "200" or int(size) != 1 << 30:
+                raise SystemExit(f"harness: streaming through {target}: {res.stdout}")
+            out[target] = {"rss_kb_before": before, "rss_kb_peak": peak[0], "seconds": took}
+            print(f"stream: {target} 1 GiB in {took:.2f} s ({1024 / took:.0f} MiB/s), RSS {before / 1024:.1f} MB "
+                  f"-> peak {peak[0] / 1024:.1f} MB", flush=True)
+        return out
+
+    def peak_rss(self):
+        return {t: status_kb(self.pid(t), "VmHWM") for t in ["nginx", "control", "icegate"]}
+
+    def stop(self):
+        for p in self.procs.values():
+            p.terminate()
+        for p in self.procs.values():
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def machine():
+    model = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    nginx = subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip()
+    wrk = subprocess.run(["wrk", "-v"], capture_output=True, text=True).stdout.splitlines()[0]
+    return f"{os.cpu_count()} cores ({model}), {platform.system()} {platform.release()}; {nginx}; {wrk}"
+
+
+def report(args, results, idle, stream, peak):
+    lines = []
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    lines.append("# Load harness results\n")
+    lines.append(f"Machine: {machine()}  ")
+    lines.append(f"Date: {now}; {args.rounds} interleaved rounds of {args.seconds} s per target and scenario; "
+                 f"medians over rounds. wrk -t1 on core 0; upstream (nginx, fixed responses) and the proxy under "
+                 f"test single-threaded on core 1.  ")
+    lines.append("Command: `bash benches/load/run.sh`\n")
+    lines.append("| scenario | conns | direct rps | nginx rps | control rps | icegate rps | icegate / direct | "
+                 "icegate / nginx | icegate / control | p50 µs d / n / c / i | p99 µs d / n / c / i | "
+                 "CPU µs/req n / c / i |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, r in results.items():
+        d, n, c, i = (r["median"][t] for t in TARGETS)
+        lines.append(
+            f"| ({name}) {r['what']} | {r['connections']} | {d['rps']:.0f} | {n['rps']:.0f} | {c['rps']:.0f} | "
+            f"{i['rps']:.0f} | {i['rps'] / d['rps']:.2f}× | {i['rps'] / n['rps']:.2f}× | {i['rps'] / c['rps']:.2f}× | "
+            f"{d['p50_us']:.0f} / {n['p50_us']:.0f} / {c['p50_us']:.0f} / {i['p50_us']:.0f} | "
+            f"{d['p99_us']:.0f} / {n['p99_us']:.0f} / {c['p99_us']:.0f} / {i['p99_us']:.0f} | "
+            f"{n['cpu_us_per_req']:.1f} / {c['cpu_us_per_req']:.1f} / {i['cpu_us_per_req']:.1f} |")
+    for one in ["a1", "b1"]:
+        if one in results:
+            m = results[one]["median"]
+            d = m["direct"]["p50_us"]
+            lines.append("")
+            lines.append(f"Added p50 at one connection ({one}): nginx +{m['nginx']['p50_us'] - d:.0f} µs, control "
+                         f"+{m['control']['p50_us'] - d:.0f} µs, icegate +{m['icegate']['p50_us'] - d:.0f} µs.")
+    if idle:
+        lines.append("")
+        lines.append("Idle keep-alive connections (RSS): " + "; ".join(
+            f"{t} {v['rss_kb_before'] / 1024:.1f} MB → {v['rss_kb_idle'] / 1024:.1f} MB with 1,000"
+            for t, v in idle.items()) + ".")
+    if stream:
+        lines.append("")
+        lines.append("A 1 GiB loadView body streamed through (RSS before → peak during): " + "; ".join(
+            f"{t} {v['rss_kb_before'] / 1024:.1f} → {v['rss_kb_peak'] / 1024:.1f} MB in {v['seconds']:.2f} s"
+            for t, v in stream.items()) + ".")
+    lines.append("")
+    lines.append("Peak RSS over the whole run (VmHWM): " + "; ".join(
+        f"{t} {kb / 1024:.1f} MB" for t, kb in peak.items()) + ".")
+    text = "\n".join(lines) + "\n"
+    with open(args.out, "w") as f:
+        f.write(text)
+    with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
+        json.dump({"results": results, "idle": idle, "stream": stream, "peak_rss_kb": peak}, f, indent=1)
+    print(text)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--icegate", required=True)
+    p.add_argument("--control", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--seconds", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--only", nargs="*", help="scenario names to run (default: all)")
+    args = p.parse_args()
+    h = Harness(args)
+    try:
+        h.setup()
+        results = h.run_scenarios()
+        idle = h.idle_connections() if not args.only else {}
+        stream = h.stream() if not args.only else {}
+        report(args, results, idle, stream, h.peak_rss())
+    finally:
+        h.stop()
+
+
+if __name__ == "__main__":
+    main()
