@@ -101,7 +101,7 @@ impl Audit {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         Record {
             ts: rfc3339_now(),
-            request_id: format!("{:016x}-{n:08x}", self.prefix),
+            request_id: request_id(self.prefix, n),
             decision: "deny",
             policy_generation: generation,
             policy_hash: hash.to_owned(),
@@ -154,18 +154,74 @@ pub fn rfc3339(t: SystemTime) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        d.subsec_millis()
-    )
+    // Written digit by digit: every request's record starts here, and `format!` costs ten
+    // times as much. Years outside 0..=9999 cannot come from a system clock.
+    let mut out = String::with_capacity(24);
+    push_digits(&mut out, year.clamp(0, 9999) as u64, 4);
+    out.push('-');
+    push_digits(&mut out, month as u64, 2);
+    out.push('-');
+    push_digits(&mut out, day as u64, 2);
+    out.push('T');
+    push_digits(&mut out, (rem / 3600) as u64, 2);
+    out.push(':');
+    push_digits(&mut out, (rem % 3600 / 60) as u64, 2);
+    out.push(':');
+    push_digits(&mut out, (rem % 60) as u64, 2);
+    out.push('.');
+    push_digits(&mut out, u64::from(d.subsec_millis()), 3);
+    out.push('Z');
+    out
+}
+
+/// `n` in decimal, zero-padded to `width` digits (the low `width` digits of a larger `n`).
+fn push_digits(out: &mut String, n: u64, width: u32) {
+    for i in (0..width).rev() {
+        let digit = (n / 10u64.pow(i)) % 10;
+        out.push(char::from(b'0' + digit as u8));
+    }
+}
+
+/// `prefix` and `n` as the request id `{prefix:016x}-{n:08x}`, without `format!`.
+fn request_id(prefix: u64, n: u64) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(25);
+    let hex = |out: &mut String, v: u64, digits: u32| {
+        for i in (0..digits).rev() {
+            out.push(char::from(HEX[((v >> (4 * i)) & 0xf) as usize]));
+        }
+    };
+    hex(&mut out, prefix, 16);
+    out.push('-');
+    // `{n:08x}` widens past eight digits for a counter beyond u32: so does this.
+    let digits = (64 - n.leading_zeros()).div_ceil(4).max(8);
+    hex(&mut out, n, digits);
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_and_request_ids_are_written_as_format_would() {
+        for (secs, millis) in [(0u64, 0u32), (951_782_400, 7), (1_764_633_600, 999), (4_102_444_799, 123)] {
+            let t = UNIX_EPOCH + std::time::Duration::from_secs(secs) + std::time::Duration::from_millis(millis.into());
+            let ours = rfc3339(t);
+            let d = t.duration_since(UNIX_EPOCH).unwrap();
+            let rem = d.as_secs() % 86_400;
+            let expected =
+                format!("{}T{:02}:{:02}:{:02}.{millis:03}Z", &ours[..10], rem / 3600, rem % 3600 / 60, rem % 60);
+            assert_eq!(ours, expected);
+        }
+        assert_eq!(rfc3339(UNIX_EPOCH + std::time::Duration::from_secs(951_782_400)), "2000-02-29T00:00:00.000Z");
+        assert_eq!(rfc3339(UNIX_EPOCH + std::time::Duration::from_secs(4_102_444_799)), "2099-12-31T23:59:59.000Z");
+        for (prefix, n) in
+            [(0u64, 0u64), (0x1234_abcd, 42), (u64::MAX, u64::from(u32::MAX)), (7, u64::from(u32::MAX) + 1)]
+        {
+            assert_eq!(request_id(prefix, n), format!("{prefix:016x}-{n:08x}"));
+        }
+    }
 
     #[test]
     fn timestamps_are_rfc3339() {

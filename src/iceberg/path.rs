@@ -175,15 +175,23 @@ impl<'a> Segment<'a> {
 /// Percent-encodes a decoded name for the canonical form forwarded upstream: everything but
 /// RFC 3986 unreserved characters is escaped, so the upstream decodes exactly `name`.
 pub fn encode(name: &str) -> String {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let mut out = String::with_capacity(name.len());
     for b in name.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
+        if is_unreserved(b) {
+            out.push(char::from(b));
         } else {
-            out.push_str(&format!("%{b:02X}"));
+            out.push('%');
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xf)]));
         }
     }
     out
+}
+
+/// An RFC 3986 unreserved character: the only bytes [`encode`] leaves as they are.
+pub fn is_unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
 }
 
 #[cfg(test)]

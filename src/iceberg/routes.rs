@@ -1,7 +1,7 @@
 //! Route classification: method + canonical target → Iceberg operation and its objects, for
 //! every path and method of the Iceberg REST and S3 signer OpenAPI specs.
 
-use super::path::{PathError, Segment, decode_path_part, decode_query_part, encode};
+use super::path::{PathError, Segment, decode_path_part, decode_query_part, encode, is_unreserved};
 use super::{Namespace, OperationId};
 
 /// Listener-side settings that change how a target is read.
@@ -192,9 +192,15 @@ pub fn classify(method: &str, target: &str, options: &RouteOptions<'_>) -> Resul
         }
     };
     let Some((_, operation)) = methods.iter().find(|(m, _)| *m == method) else { return Ok(Classified::Unrecognized) };
-    let canonical: Vec<String> =
-        segments.iter().map(|s| s.parts.iter().map(|p| encode(p)).collect::<Vec<_>>().join("%1F")).collect();
-    let canonical_path = format!("/{}", canonical.join("/"));
+    let canonical_path = if path.bytes().all(|b| b == b'/' || is_unreserved(b)) {
+        // Nothing escaped and nothing to escape: every part decodes and encodes to itself, so
+        // the canonical form is the path as sent (the usual case, spared the rebuild below).
+        path.to_owned()
+    } else {
+        let canonical: Vec<String> =
+            segments.iter().map(|s| s.parts.iter().map(|p| encode(p)).collect::<Vec<_>>().join("%1F")).collect();
+        format!("/{}", canonical.join("/"))
+    };
     let mut route =
         Route { operation: *operation, prefix, namespace: None, name: None, plan_id: None, query, canonical_path };
     for (part, seg) in shape.iter().zip(objects) {

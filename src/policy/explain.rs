@@ -1,39 +1,71 @@
 //! Readable reasons: what decided a [`Decision`], for `icegate explain` and the audit log.
-//! Off the request path: it re-evaluates terms to name the grants, denies and owners involved.
+//! It re-evaluates terms to name the grants, denies and owners involved. Every forwarded
+//! request's audit line carries one, so the text is written into one buffer, never assembled
+//! from intermediate strings.
 
 use super::authorize::{Checked, Decision, Object, Reason};
 use super::eval::{Subject, Target, Term, granted, term_holds};
 use super::model::{Condition, OwnerType};
 use super::snapshot::{NodeId, ROOT, Snapshot};
+use std::fmt::Write as _;
 
 /// The object a check was made on, as an operator reads it: `TABLE `prod.sales.orders``.
 pub fn object_label(catalog: &str, object: &Object<'_>) -> String {
-    let schema = |levels: &[String]| format!("{catalog}.{}", levels.join(":"));
-    match object {
-        Object::Namespace([]) => format!("CATALOG `{catalog}`"),
-        Object::Namespace(levels) => format!("SCHEMA `{}`", schema(levels)),
-        Object::Table(i) => format!("TABLE `{}.{}`", schema(i.namespace), i.name),
-        Object::View(i) => format!("VIEW `{}.{}`", schema(i.namespace), i.name),
-        Object::Function(i) => format!("FUNCTION `{}.{}`", schema(i.namespace), i.name),
-        Object::TableOrView(i) => format!("TABLE or VIEW `{}.{}`", schema(i.namespace), i.name),
-    }
+    let mut out = String::new();
+    write_object_label(&mut out, catalog, object);
+    out
 }
 
-fn node_label(snap: &Snapshot, node: NodeId) -> String {
+// Writing to a `String` cannot fail: the `fmt::Result`s below are ignored for that reason.
+fn write_object_label(out: &mut String, catalog: &str, object: &Object<'_>) {
+    let schema = |out: &mut String, levels: &[String]| {
+        out.push_str(catalog);
+        out.push('.');
+        for (i, level) in levels.iter().enumerate() {
+            if i > 0 {
+                out.push(':');
+            }
+            out.push_str(level);
+        }
+    };
+    let (kind, levels, name) = match object {
+        Object::Namespace([]) => {
+            let _ = write!(out, "CATALOG `{catalog}`");
+            return;
+        }
+        Object::Namespace(levels) => ("SCHEMA", *levels, None),
+        Object::Table(i) => ("TABLE", i.namespace, Some(i.name)),
+        Object::View(i) => ("VIEW", i.namespace, Some(i.name)),
+        Object::Function(i) => ("FUNCTION", i.namespace, Some(i.name)),
+        Object::TableOrView(i) => ("TABLE or VIEW", i.namespace, Some(i.name)),
+    };
+    out.push_str(kind);
+    out.push_str(" `");
+    schema(out, levels);
+    if let Some(name) = name {
+        out.push('.');
+        out.push_str(name);
+    }
+    out.push('`');
+}
+
+fn write_node_label(out: &mut String, snap: &Snapshot, node: NodeId) {
     let n = snap.node(node);
     let kind = n.kind.map_or("OBJECT", |k| k.as_str());
-    format!("{kind} `{}`", n.full_name)
+    let _ = write!(out, "{kind} `{}`", n.full_name);
 }
 
-fn term_name(term: Term) -> String {
+fn write_term_name(out: &mut String, term: Term) {
     match term {
-        Term::OwnMetalake => "own(metalake)".into(),
-        Term::OwnCatalog => "own(catalog)".into(),
-        Term::OwnSchema => "own(schema)".into(),
-        Term::OwnTable => "own(table)".into(),
-        Term::OwnView => "own(view)".into(),
-        Term::OwnFunction => "own(function)".into(),
-        Term::Priv(p) => format!("{p}@"),
+        Term::OwnMetalake => out.push_str("own(metalake)"),
+        Term::OwnCatalog => out.push_str("own(catalog)"),
+        Term::OwnSchema => out.push_str("own(schema)"),
+        Term::OwnTable => out.push_str("own(table)"),
+        Term::OwnView => out.push_str("own(view)"),
+        Term::OwnFunction => out.push_str("own(function)"),
+        Term::Priv(p) => {
+            let _ = write!(out, "{p}@");
+        }
     }
 }
 
@@ -50,80 +82,94 @@ fn own_node(target: &Target, term: Term) -> Vec<NodeId> {
 }
 
 /// One term, with the grant, deny or owner behind its value.
-fn describe_term(snap: &Snapshot, subject: &Subject<'_>, target: &Target, term: Term) -> String {
-    let name = term_name(term);
+fn write_term(out: &mut String, snap: &Snapshot, subject: &Subject<'_>, target: &Target, term: Term) {
+    write_term_name(out, term);
     let Term::Priv(p) = term else {
         if term_holds(snap, subject, target, term) {
-            let owners: Vec<String> = own_node(target, term)
-                .into_iter()
-                .filter_map(|n| snap.node(n).owner.as_ref().map(|o| (n, o)))
-                .map(|(n, o)| {
-                    let kind = if o.kind == OwnerType::User { "user" } else { "group" };
-                    format!("{} is owned by {kind} `{}`", node_label(snap, n), o.name)
-                })
-                .collect();
-            return format!("{name} holds ({})", owners.join(", "));
+            out.push_str(" holds (");
+            let owned = own_node(target, term).into_iter().filter_map(|n| snap.node(n).owner.as_ref().map(|o| (n, o)));
+            for (i, (n, o)) in owned.enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                let kind = if o.kind == OwnerType::User { "user" } else { "group" };
+                write_node_label(out, snap, n);
+                let _ = write!(out, " is owned by {kind} `{}`", o.name);
+            }
+            out.push(')');
+        } else if !subject.ownership {
+            out.push_str(" fails (ownership grants nothing to a narrowed request)");
+        } else {
+            out.push_str(" fails");
         }
-        if !subject.ownership {
-            return format!("{name} fails (ownership grants nothing to a narrowed request)");
-        }
-        return format!("{name} fails");
+        return;
     };
-    for node in target.nodes() {
-        if let Some(role) = granted(snap, node, p, Condition::Deny, subject.held) {
-            return format!("{name} is denied by role `{}` on {}", snap.role_name(role), node_label(snap, node));
-        }
+    let found =
+        |condition, roles| target.nodes().find_map(|node| granted(snap, node, p, condition, roles).map(|r| (node, r)));
+    if let Some((node, role)) = found(Condition::Deny, subject.held) {
+        let _ = write!(out, " is denied by role `{}` on ", snap.role_name(role));
+        write_node_label(out, snap, node);
+    } else if let Some((node, role)) = found(Condition::Allow, subject.active) {
+        let _ = write!(out, " is allowed by role `{}` on ", snap.role_name(role));
+        write_node_label(out, snap, node);
+    } else if let Some((node, role)) = found(Condition::Allow, subject.held) {
+        let _ = write!(out, " fails: only role `{}`, which is not active, allows it on ", snap.role_name(role));
+        write_node_label(out, snap, node);
+    } else {
+        out.push_str(" fails: no held role allows it");
     }
-    for node in target.nodes() {
-        if let Some(role) = granted(snap, node, p, Condition::Allow, subject.active) {
-            return format!("{name} is allowed by role `{}` on {}", snap.role_name(role), node_label(snap, node));
-        }
-    }
-    for node in target.nodes() {
-        if let Some(role) = granted(snap, node, p, Condition::Allow, subject.held) {
-            return format!(
-                "{name} fails: only role `{}`, which is not active, allows it on {}",
-                snap.role_name(role),
-                node_label(snap, node)
-            );
-        }
-    }
-    format!("{name} fails: no held role allows it")
 }
 
-fn describe_check(snap: &Snapshot, subject: &Subject<'_>, catalog: &str, check: &Checked<'_>) -> String {
-    let object = object_label(catalog, &check.object);
+fn write_check(out: &mut String, snap: &Snapshot, subject: &Subject<'_>, catalog: &str, check: &Checked<'_>) {
     let formula = check.rule.formula();
+    out.push_str(check.rule.text());
+    out.push_str(" on ");
+    write_object_label(out, catalog, &check.object);
     if let Some(clause) = check.eval.clause.and_then(|i| formula.get(i)) {
-        let terms: Vec<String> = clause.iter().map(|t| describe_term(snap, subject, &check.target, *t)).collect();
-        return format!("{} on {object} holds: {}", check.rule.text(), terms.join("; "));
+        out.push_str(" holds: ");
+        for (i, t) in clause.iter().enumerate() {
+            if i > 0 {
+                out.push_str("; ");
+            }
+            write_term(out, snap, subject, &check.target, *t);
+        }
+        return;
     }
+    out.push_str(" fails: ");
     let mut seen: Vec<Term> = Vec::new();
     for t in formula.iter().flat_map(|c| c.iter()) {
         if !seen.contains(t) {
             seen.push(*t);
         }
     }
-    // Failing privilege terms first: they are what an operator would grant or lift.
-    let mut failing = Vec::new();
-    let mut holding = Vec::new();
-    let mut not_owner = Vec::new();
-    for t in seen {
-        let holds = term_holds(snap, subject, &check.target, t);
-        match (t, holds) {
-            (Term::Priv(_), false) => failing.push(describe_term(snap, subject, &check.target, t)),
-            (Term::Priv(_), true) => holding.push(describe_term(snap, subject, &check.target, t)),
-            (_, true) => holding.push(describe_term(snap, subject, &check.target, t)),
-            (_, false) => not_owner.push(term_name(t)),
+    // Failing privilege terms first: they are what an operator would grant or lift; then the
+    // terms that hold; then the ownership terms that fail, named together.
+    let holds: Vec<bool> = seen.iter().map(|t| term_holds(snap, subject, &check.target, *t)).collect();
+    let failing = seen.iter().zip(&holds).filter(|(t, h)| matches!(t, Term::Priv(_)) && !**h);
+    let holding = seen.iter().zip(&holds).filter(|(_, h)| **h);
+    let mut first = true;
+    for (t, _) in failing.chain(holding) {
+        if !std::mem::take(&mut first) {
+            out.push_str("; ");
+        }
+        write_term(out, snap, subject, &check.target, *t);
+    }
+    let mut not_owner = seen.iter().zip(&holds).filter(|(t, h)| !matches!(t, Term::Priv(_)) && !**h).peekable();
+    if not_owner.peek().is_some() {
+        if !std::mem::take(&mut first) {
+            out.push_str("; ");
+        }
+        for (i, (t, _)) in not_owner.enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            write_term_name(out, *t);
+        }
+        out.push_str(" fail");
+        if !subject.ownership {
+            out.push_str(" (ownership grants nothing to a narrowed request)");
         }
     }
-    let mut parts = failing;
-    parts.extend(holding);
-    if !not_owner.is_empty() {
-        let why = if subject.ownership { "" } else { " (ownership grants nothing to a narrowed request)" };
-        parts.push(format!("{} fail{why}", not_owner.join(", ")));
-    }
-    format!("{} on {object} fails: {}", check.rule.text(), parts.join("; "))
 }
 
 /// The reason for `decision`, in words; `catalog` is the request's catalog.
@@ -136,9 +182,15 @@ pub fn describe(snap: &Snapshot, subject: &Subject<'_>, catalog: &str, decision:
         Reason::SignProvider(p) => format!("sign request provider `{p}` is not supported (only `s3`)"),
         Reason::Checks(checks) if checks.is_empty() => "no check applies".to_owned(),
         Reason::Checks(checks) => {
-            let verdict = if decision.is_allowed() { "allowed" } else { "denied" };
-            let parts: Vec<String> = checks.iter().map(|c| describe_check(snap, subject, catalog, c)).collect();
-            format!("{verdict}: {}", parts.join("; then "))
+            let mut out = String::with_capacity(256 * checks.len());
+            out.push_str(if decision.is_allowed() { "allowed: " } else { "denied: " });
+            for (i, c) in checks.iter().enumerate() {
+                if i > 0 {
+                    out.push_str("; then ");
+                }
+                write_check(&mut out, snap, subject, catalog, c);
+            }
+            out
         }
     }
 }
