@@ -326,7 +326,7 @@ fn run(snap: &Snapshot, settings: &Settings, input: &Input<'_>) -> Result<Outcom
         let mut entries = crate::policy::entries::EntryFilter::new(snap, &subject, catalog, kind);
         let page = list::filter(kind, response, &settings.namespace_separators, |entry| entries.visible(entry))
             .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
-        outcome.visible = Some(page.visible().map(ToOwned::to_owned).collect());
+        outcome.visible = Some(page.to_raw_values().map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?);
     }
     Ok(outcome)
 }

@@ -83,7 +83,7 @@ where
     Fut: std::future::Future<Output = Result<(u16, Bytes), RewriteError>>,
 {
     let ListRead { kind, separators, page_size, max_pages } = read;
-    let mut page = list::filter(kind, &first, separators, &mut visible)?;
+    let mut page = list::filter(kind, first, separators, &mut visible)?;
     let limit = if page_size.is_some() { max_pages } else { MAX_PAGES_WITHOUT_SIZE };
     let mut pages = 1;
     loop {
@@ -96,7 +96,7 @@ where
         if status != 200 {
             return Err(RewriteError::FollowUp(status));
         }
-        page.append(list::filter(kind, &bytes, separators, &mut visible)?);
+        page.append(list::filter(kind, bytes, separators, &mut visible)?);
         pages += 1;
     }
     let next = page.next_page_token().and_then(&seal);

@@ -1,19 +1,22 @@
 //! List responses: reading their entries and keeping the ones a caller may see.
 //!
-//! Only each entry's name is parsed; kept entries are copied byte for byte, and the rest of the
-//! envelope passes through raw, so filtering costs a strict check and one streaming pass, with
-//! no re-serialization of what passes through (DESIGN.md §4 "Lists").
+//! Only each entry's name is read; kept entries are referenced in the upstream's bytes and
+//! copied once, when the response is rendered, and the rest of the envelope passes through
+//! raw, so filtering costs one pass with no re-serialization of what passes through
+//! (DESIGN.md §4 "Lists"). The usual response is read by a hand-written scanner (`scan`);
+//! anything it does not take, every error included, is read by the general serde reading
+//! (`general`), which defines what is accepted and each error.
 
 mod entry;
+mod general;
+mod scan;
 
-use super::json::{self, JsonError};
+use super::json::JsonError;
 use super::{Namespace, OperationId, TableIdent};
-use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
-use serde_json::error::Category;
+use bytes::Bytes;
 use serde_json::value::RawValue;
-use std::borrow::Cow;
-use std::cell::Cell;
 use std::fmt;
+use std::ops::Range;
 use thiserror::Error;
 
 /// The four list operations; they differ in the key and the shape of their entries.
@@ -71,14 +74,79 @@ impl ListError {
 
 const TOKEN_KEY: &str = "next-page-token";
 
+/// A list response's bytes: borrowed, or shared with the buffer they arrived in, so that a page
+/// can reference its kept entries instead of copying them.
+#[derive(Clone)]
+pub enum ListBytes<'a> {
+    Borrowed(&'a [u8]),
+    Shared(Bytes),
+}
+
+impl ListBytes<'_> {
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Self::Borrowed(bytes) => bytes,
+            Self::Shared(bytes) => bytes,
+        }
+    }
+}
+
+impl fmt::Debug for ListBytes<'_> {
+    /// The length only: a response can be megabytes.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ListBytes({} bytes)", self.as_bytes().len())
+    }
+}
+
+impl<'a> From<&'a [u8]> for ListBytes<'a> {
+    fn from(bytes: &'a [u8]) -> Self {
+        Self::Borrowed(bytes)
+    }
+}
+
+impl<'a, const N: usize> From<&'a [u8; N]> for ListBytes<'a> {
+    fn from(bytes: &'a [u8; N]) -> Self {
+        Self::Borrowed(bytes)
+    }
+}
+
+impl<'a> From<&'a Vec<u8>> for ListBytes<'a> {
+    fn from(bytes: &'a Vec<u8>) -> Self {
+        Self::Borrowed(bytes)
+    }
+}
+
+impl From<Bytes> for ListBytes<'static> {
+    fn from(bytes: Bytes) -> Self {
+        Self::Shared(bytes)
+    }
+}
+
+/// One response as read: spans of its text, and the decoded token.
+#[derive(Debug, Default)]
+struct Read {
+    fields: Vec<Field>,
+    kept: Vec<Range<usize>>,
+    next_page_token: Option<String>,
+    hidden: usize,
+}
+
 /// A filtered page: the kept entries as the upstream sent them, the upstream's page token, and
 /// the other top-level fields raw, in their order.
 #[derive(Clone, Debug, Default)]
-pub struct ListPage {
+pub struct ListPage<'a> {
+    /// The first response's fields; `Other` spans are of `pages[0]`.
     fields: Vec<Field>,
-    kept: Vec<Box<RawValue>>,
+    /// Each upstream response appended, with the spans of its kept entries.
+    pages: Vec<Kept<'a>>,
     next_page_token: Option<String>,
     hidden: usize,
+}
+
+#[derive(Clone, Debug)]
+struct Kept<'a> {
+    body: ListBytes<'a>,
+    entries: Vec<Range<usize>>,
 }
 
 #[derive(Clone, Debug)]
@@ -87,13 +155,27 @@ enum Field {
     List,
     /// Where `next-page-token` stood.
     Token,
-    Other(String, Box<RawValue>),
+    /// Another field: its decoded key and the span of its raw value.
+    Other(String, Range<usize>),
 }
 
-impl ListPage {
+impl<'a> ListPage<'a> {
     /// The kept entries, in upstream order, byte for byte.
-    pub fn visible(&self) -> impl Iterator<Item = &RawValue> {
-        self.kept.iter().map(|raw| &**raw)
+    pub fn visible(&self) -> impl Iterator<Item = &str> {
+        self.pages.iter().flat_map(|page| {
+            let body = page.body.as_bytes();
+            // `filter` checked the whole body is UTF-8, so every entry in it is
+            page.entries
+                .iter()
+                .map(move |at| body.get(at.clone()).and_then(|e| std::str::from_utf8(e).ok()).unwrap_or(""))
+        })
+    }
+
+    /// The kept entries as owned raw values (what explain reports).
+    pub fn to_raw_values(&self) -> Result<Vec<Box<RawValue>>, ListError> {
+        self.visible()
+            .map(|raw| RawValue::from_string(raw.to_owned()).map_err(|e| JsonError::Syntax(e.to_string()).into()))
+            .collect()
     }
 
     /// The upstream's `next-page-token`; absent and `null` are both none.
@@ -107,26 +189,31 @@ impl ListPage {
     }
 
     pub fn len(&self) -> usize {
-        self.kept.len()
+        self.pages.iter().map(|page| page.entries.len()).sum()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.kept.is_empty()
+        self.pages.iter().all(|page| page.entries.is_empty())
     }
 
     /// Adds the next upstream page of the same list: its entries after these, its token in
     /// place of this one; the other fields stay this page's.
-    pub fn append(&mut self, next: ListPage) {
-        self.kept.extend(next.kept);
+    pub fn append(&mut self, next: ListPage<'a>) {
+        self.pages.extend(next.pages);
         self.hidden += next.hidden;
         self.next_page_token = next.next_page_token;
+    }
+
+    /// A field's raw value.
+    fn other(&self, at: &Range<usize>) -> &[u8] {
+        self.pages.first().and_then(|page| page.body.as_bytes().get(at.clone())).unwrap_or_default()
     }
 
     /// The response to send: the kept entries, the other fields unchanged, and
     /// `next-page-token` replaced by `next_page_token` (omitted when `None`).
     pub fn render(&self, kind: ListKind, next_page_token: Option<&str>) -> Vec<u8> {
-        let entries: usize = self.kept.iter().map(|raw| raw.get().len() + 1).sum();
-        let others: usize = self.fields.iter().map(Field::len_hint).sum();
+        let entries: usize = self.pages.iter().flat_map(|page| &page.entries).map(|at| at.len() + 1).sum();
+        let others: usize = self.fields.iter().map(|field| self.len_hint(field)).sum();
         let mut out = Vec::with_capacity(entries + others + 64);
         let mut sep = Separator::default();
         out.push(b'{');
@@ -136,11 +223,9 @@ impl ListPage {
                 Field::List => {
                     sep.key(&mut out, kind.list_key());
                     out.push(b'[');
-                    for (i, raw) in self.kept.iter().enumerate() {
-                        if i > 0 {
-                            out.push(b',');
-                        }
-                        out.extend_from_slice(raw.get().as_bytes());
+                    let mut first = true;
+                    for page in &self.pages {
+                        push_entries(&mut out, page.body.as_bytes(), &page.entries, &mut first);
                     }
                     out.push(b']');
                 }
@@ -151,9 +236,9 @@ impl ListPage {
                     }
                     token_written = true;
                 }
-                Field::Other(key, raw) => {
+                Field::Other(key, at) => {
                     sep.key(&mut out, key);
-                    out.extend_from_slice(raw.get().as_bytes());
+                    out.extend_from_slice(self.other(at));
                 }
             }
         }
@@ -164,14 +249,37 @@ impl ListPage {
         out.push(b'}');
         out
     }
+
+    fn len_hint(&self, field: &Field) -> usize {
+        match field {
+            Field::Other(key, at) => key.len() + at.len() + 4,
+            Field::List | Field::Token => 24,
+        }
+    }
 }
 
-impl Field {
-    fn len_hint(&self) -> usize {
-        match self {
-            Self::Other(key, raw) => key.len() + raw.get().len() + 4,
-            Self::List | Self::Token => 24,
+/// Writes `entries` of `body` joined by `,`. Entries that stood next to each other, separated
+/// by a bare `,`, are copied as one slice: the same bytes, in far fewer copies.
+fn push_entries(out: &mut Vec<u8>, body: &[u8], entries: &[Range<usize>], first: &mut bool) {
+    let mut push = |out: &mut Vec<u8>, run: Range<usize>| {
+        if !std::mem::take(first) {
+            out.push(b',');
         }
+        out.extend_from_slice(body.get(run).unwrap_or_default());
+    };
+    let mut run: Option<Range<usize>> = None;
+    for at in entries {
+        match &mut run {
+            Some(r) if r.end + 1 == at.start && body.get(r.end) == Some(&b',') => r.end = at.end,
+            _ => {
+                if let Some(done) = run.replace(at.clone()) {
+                    push(out, done);
+                }
+            }
+        }
+    }
+    if let Some(done) = run {
+        push(out, done);
     }
 }
 
@@ -209,145 +317,32 @@ fn push_string(out: &mut Vec<u8>, s: &str) {
 
 /// Reads an upstream list response of `kind` and keeps the entries `keep` accepts. An entry
 /// without a name icegate could authorize (wrong shape, a level with `.`) is hidden without
-/// asking `keep`. The response is held to [`json::check_strict`] as a whole, checked piece by
-/// piece as it streams by, so that the document is not walked twice.
-pub fn filter(
+/// asking `keep`. The response is held to [`json::check_strict`](super::json::check_strict) as
+/// a whole, checked piece by piece as it streams by, so that the document is not walked twice.
+/// `keep` is asked once per entry, in order, whichever reading takes the response.
+pub fn filter<'a>(
     kind: ListKind,
-    bytes: &[u8],
+    body: impl Into<ListBytes<'a>>,
     separators: &[String],
     mut keep: impl FnMut(&Entry) -> bool,
-) -> Result<ListPage, ListError> {
-    let text = std::str::from_utf8(bytes).map_err(|_| JsonError::InvalidUtf8)?;
-    if text.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
-        return Err(JsonError::Empty.into());
-    }
-    let mut page = ListPage::default();
-    let reason = Cell::new(None);
-    let mut de = serde_json::Deserializer::from_str(text);
-    // raw values are captured without recursion, and each is then walked within the depth bound
-    de.disable_recursion_limit();
-    let envelope = Envelope { kind, separators, keep: &mut keep, page: &mut page, reason: &reason };
-    if let Err(err) = envelope.deserialize(&mut de) {
-        return Err(match reason.take() {
-            Some(why) => ListError::Json(why),
-            None if err.classify() == Category::Data => ListError::Shape(err.to_string()),
-            None => ListError::Json(JsonError::Syntax(err.to_string())),
-        });
-    }
-    de.end().map_err(|_| JsonError::TrailingData)?;
-    if !page.fields.iter().any(|f| matches!(f, Field::List)) {
-        return Err(ListError::MissingList(kind.list_key()));
-    }
-    Ok(page)
-}
-
-/// Depth of the values directly inside the envelope object, as [`json::check_strict_nested`]
-/// counts it.
-const FIELD_DEPTH: usize = 1;
-
-/// The top-level object, read in one pass: entries are judged as they stream by.
-struct Envelope<'a, F> {
-    kind: ListKind,
-    separators: &'a [String],
-    keep: &'a mut F,
-    page: &'a mut ListPage,
-    /// The strictness error behind a failed read; serde's own errors carry only text.
-    reason: &'a Cell<Option<JsonError>>,
-}
-
-impl<F> Envelope<'_, F> {
-    fn fail<E: de::Error>(&self, why: JsonError) -> E {
-        let err = E::custom(&why);
-        self.reason.set(Some(why));
-        err
-    }
-}
-
-impl<'de, F: FnMut(&Entry) -> bool> DeserializeSeed<'de> for Envelope<'_, F> {
-    type Value = ();
-
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de, F: FnMut(&Entry) -> bool> Visitor<'de> for Envelope<'_, F> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "an object with `{}`", self.kind.list_key())
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut keys: Vec<Cow<'de, str>> = Vec::new();
-        while let Some(key) = map.next_key_seed(json::Key)? {
-            if keys.contains(&key) {
-                return Err(self.fail(JsonError::DuplicateKey(json::quote(&key))));
-            }
-            if key == self.kind.list_key() {
-                let entries = Entries {
-                    kind: self.kind,
-                    separators: self.separators,
-                    keep: &mut *self.keep,
-                    reason: self.reason,
-                };
-                let (kept, hidden) = map.next_value_seed(entries)?;
-                self.page.kept = kept;
-                self.page.hidden = hidden;
-                self.page.fields.push(Field::List);
-            } else if key == TOKEN_KEY {
-                self.page.next_page_token = map.next_value()?;
-                self.page.fields.push(Field::Token);
-            } else {
-                let raw: &'de RawValue = map.next_value()?;
-                json::check_strict_nested(raw.get(), FIELD_DEPTH).map_err(|why| self.fail(why))?;
-                self.page.fields.push(Field::Other(key.to_string(), raw.to_owned()));
-            }
-            keys.push(key);
+) -> Result<ListPage<'a>, ListError> {
+    let body = body.into();
+    let read = {
+        let text = std::str::from_utf8(body.as_bytes()).map_err(|_| JsonError::InvalidUtf8)?;
+        if text.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+            return Err(JsonError::Empty.into());
         }
-        Ok(())
-    }
-}
-
-struct Entries<'a, F> {
-    kind: ListKind,
-    separators: &'a [String],
-    keep: &'a mut F,
-    reason: &'a Cell<Option<JsonError>>,
-}
-
-impl<'de, F: FnMut(&Entry) -> bool> DeserializeSeed<'de> for Entries<'_, F> {
-    /// The kept entries and the hidden count.
-    type Value = (Vec<Box<RawValue>>, usize);
-
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de, F: FnMut(&Entry) -> bool> Visitor<'de> for Entries<'_, F> {
-    type Value = (Vec<Box<RawValue>>, usize);
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "an array of {}", self.kind.list_key())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut kept = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        let mut hidden = 0;
-        while let Some(raw) = seq.next_element::<&'de RawValue>()? {
-            match entry::read(self.kind, raw, self.separators) {
-                Err(why) => {
-                    let err = de::Error::custom(&why);
-                    self.reason.set(Some(why));
-                    return Err(err);
-                }
-                Ok(Some(e)) if (self.keep)(&e) => kept.push(raw.to_owned()),
-                Ok(_) => hidden += 1,
-            }
+        match scan::scan(kind, text, separators, &mut keep) {
+            Ok(read) => read,
+            Err(replay) => general::read(kind, text, separators, &mut keep, &replay)?,
         }
-        Ok((kept, hidden))
-    }
+    };
+    Ok(ListPage {
+        fields: read.fields,
+        pages: vec![Kept { body, entries: read.kept }],
+        next_page_token: read.next_page_token,
+        hidden: read.hidden,
+    })
 }
 
 #[cfg(test)]

@@ -58,6 +58,30 @@ impl Namespace {
     }
 }
 
+impl Namespace {
+    /// [`Namespace::new`] in place, from borrowed levels: the same checks and the same errors,
+    /// reusing this namespace's allocations, so that a list filter can rebuild one namespace per
+    /// entry without allocating. On an error the namespace is unchanged.
+    pub fn set_levels(&mut self, levels: &[&str], separators: &[String]) -> Result<(), NameError> {
+        if levels.is_empty() || !levels.iter().all(|level| level_ok(level, separators)) {
+            // the rare refusal goes through `new`, which gives the exact error
+            *self = Self::new(levels.iter().map(|level| (*level).to_owned()).collect(), separators)?;
+            return Ok(());
+        }
+        self.0.truncate(levels.len());
+        for (i, level) in levels.iter().enumerate() {
+            match self.0.get_mut(i) {
+                Some(old) => {
+                    old.clear();
+                    old.push_str(level);
+                }
+                None => self.0.push((*level).to_owned()),
+            }
+        }
+        Ok(())
+    }
+}
+
 impl std::fmt::Display for Namespace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0.join("."))
@@ -104,6 +128,46 @@ fn check_common(s: &str) -> Result<(), NameError> {
     Ok(())
 }
 
+/// Whether `s` has a character [`is_control`] accepts, read byte by byte instead of decoding:
+/// in UTF-8, C0 controls and DEL are the bytes below 0x20 and 0x7f, and a C1 control
+/// (U+0080..U+009F) is 0xc2 then 0x80..=0x9f, where 0xc2 can only be a leading byte.
+pub fn has_control(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    // Eight bytes at a time, since list filters check every name they read: a word is suspect
+    // when a byte is below 0x20, is 0x7f, or has its high bit set (0x7f and up); only a
+    // suspect name is checked byte by byte.
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = ONES * 0x80;
+    let suspect = |word: u64| {
+        // the classic "has a byte below n": a borrow starts only at such a byte
+        let below_space = word.wrapping_sub(ONES * 0x20) & !word;
+        // 0x7f is the one byte without its high bit that carries into it when incremented
+        let del_or_high = ((word & !HIGHS) + ONES) | word;
+        (below_space | del_or_high) & HIGHS != 0
+    };
+    let mut chunks = bytes.chunks_exact(8);
+    let clean = chunks.all(|chunk| chunk.try_into().is_ok_and(|c| !suspect(u64::from_le_bytes(c))))
+        && chunks.remainder().iter().all(|&b| (0x20..0x7f).contains(&b));
+    !clean && (bytes.iter().any(|&b| b < 0x20 || b == 0x7f) || bytes.windows(2).any(|w| w[0] == 0xc2 && w[1] < 0xa0))
+}
+
+/// The rules of `check_common` as a yes or no, without building an error.
+fn common_ok(s: &str) -> bool {
+    !s.is_empty() && s != "." && s != ".." && !has_control(s)
+}
+
+/// Whether [`check_level`] accepts `level`; the same rules, without building an error.
+pub fn level_ok(level: &str, separators: &[String]) -> bool {
+    common_ok(level)
+        && !level.bytes().any(|b| b == b'.' || b == b':')
+        && !separators.iter().any(|sep| !sep.is_empty() && level.contains(sep.as_str()))
+}
+
+/// Whether [`check_name`] accepts `name`; the same rules, without building an error.
+pub fn name_ok(name: &str) -> bool {
+    common_ok(name)
+}
+
 /// A decoded namespace level (DESIGN.md §7).
 pub fn check_level(level: &str, separators: &[String]) -> Result<(), NameError> {
     check_common(level)?;
@@ -147,6 +211,54 @@ mod tests {
         assert!(check_name("a:b").is_ok());
         assert!(check_name(".").is_err());
         assert!(check_name("a\u{1f}b").is_err());
+    }
+
+    /// Strings made of the characters the name rules look at, and their neighbours in UTF-8.
+    fn tricky() -> impl proptest::strategy::Strategy<Value = String> {
+        let chars = proptest::sample::select(vec![
+            'a', '.', ':', '|', '\u{0}', '\u{1}', '\u{1f}', ' ', '\u{7e}', '\u{7f}', '\u{80}', '\u{85}', '\u{9f}',
+            '\u{a0}', '\u{bf}', '\u{c0}', '\u{100}', '\u{2028}', '\u{feff}', 'é', '😀',
+        ]);
+        proptest::strategy::Strategy::prop_map(proptest::collection::vec(chars, 0..12), |c| c.into_iter().collect())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn byte_wise_checks_agree_with_the_checks(s in tricky(), t in tricky()) {
+            proptest::prop_assert_eq!(has_control(&s), s.chars().any(is_control));
+            proptest::prop_assert_eq!(name_ok(&s), check_name(&s).is_ok());
+            let seps = ["|".to_owned(), String::new()];
+            proptest::prop_assert_eq!(level_ok(&s, &seps), check_level(&s, &seps).is_ok());
+            proptest::prop_assert_eq!(level_ok(&s, &[]), check_level(&s, &[]).is_ok());
+            let mut ns = Namespace::new(vec!["old".into(), "x".into()], &[]).unwrap();
+            let levels = [s.as_str(), t.as_str()];
+            for given in [&levels[..], &levels[..1], &[]] {
+                let owned: Vec<String> = given.iter().map(|l| (*l).to_owned()).collect();
+                let before = ns.clone();
+                match (ns.set_levels(given, &seps), Namespace::new(owned, &seps)) {
+                    (Ok(()), Ok(new)) => proptest::prop_assert_eq!(&ns, &new),
+                    (Err(a), Err(b)) => {
+                        proptest::prop_assert_eq!(a, b);
+                        proptest::prop_assert_eq!(&ns, &before);
+                    }
+                    (a, b) => proptest::prop_assert!(false, "set_levels {:?}, new {:?}", a, b),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_char_is_a_control_byte_wise_exactly_when_it_is_one() {
+        for c in (0..=0x10ffff).filter_map(char::from_u32) {
+            assert_eq!(has_control(c.encode_utf8(&mut [0; 4])), is_control(c), "{c:?}");
+        }
+        // at every offset of a word and across words, where the check reads eight bytes at once
+        for c in (0..0x800).filter_map(char::from_u32) {
+            for at in 0..=17 {
+                let s = format!("{}{c}{}", &"abcdefghijklmnopq"[..at], "xyz");
+                assert_eq!(has_control(&s), is_control(c), "{s:?}");
+            }
+        }
     }
 
     #[test]

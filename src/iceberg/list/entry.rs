@@ -1,12 +1,14 @@
-//! One list entry's name, read strictly in one pass over its raw JSON.
+//! One list entry's name: read strictly from its raw JSON, or rebuilt in place from names the
+//! scanner already read.
 //!
-//! The usual entry has exactly the expected shape and is read and checked at once; anything
-//! else (a wrong shape, a duplicate key) is walked again by [`json::check_strict_nested`] only
-//! to tell a malformed entry, which is hidden, from a response that is not strict JSON (502).
+//! [`read`] takes any entry: the usual one has exactly the expected shape and is read and
+//! checked at once; anything else (a wrong shape, a duplicate key) is walked again by
+//! [`json::check_strict_nested`] only to tell a malformed entry, which is hidden, from a
+//! response that is not strict JSON (502). [`Reused`] serves the scanner's common entries.
 
 use super::{Entry, ListKind};
 use crate::iceberg::json::{self, JsonError};
-use crate::iceberg::{Namespace, TableIdent};
+use crate::iceberg::{Namespace, TableIdent, names};
 use serde::Deserialize;
 use serde::de::{self, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -17,8 +19,7 @@ use std::fmt;
 const ENTRY_DEPTH: usize = 2;
 
 /// The entry's name; `Ok(None)` when it has none icegate could authorize.
-pub(super) fn read(kind: ListKind, raw: &RawValue, separators: &[String]) -> Result<Option<Entry>, JsonError> {
-    let text = raw.get();
+pub(super) fn read(kind: ListKind, text: &str, separators: &[String]) -> Result<Option<Entry>, JsonError> {
     let entry = match kind {
         ListKind::Namespaces => {
             levels(text).map(|levels| Namespace::new(levels, separators).ok().map(Entry::Namespace))
@@ -93,4 +94,54 @@ impl<'de> Visitor<'de> for IdentVisitor {
             _ => Err(de::Error::custom("missing field")),
         }
     }
+}
+
+/// The entry handed to `keep`, rebuilt in place for each entry the scanner reads: its namespace
+/// stays while consecutive entries share it and its name's buffer is overwritten, so the usual
+/// entry allocates nothing. Each method gives what [`read`] gives for an entry with these
+/// decoded names.
+#[derive(Debug, Default)]
+pub(super) struct Reused {
+    entry: Option<Entry>,
+}
+
+impl Reused {
+    /// A table, view or function `levels`.`name`; `None` when `Namespace::new` or
+    /// `TableIdent::new` would refuse it.
+    pub(super) fn object(&mut self, levels: &[&str], name: &str, separators: &[String]) -> Option<&Entry> {
+        if !names::name_ok(name) {
+            return None;
+        }
+        match &mut self.entry {
+            Some(Entry::Object(ident)) => {
+                if !same(ident.namespace.levels(), levels) {
+                    ident.namespace.set_levels(levels, separators).ok()?;
+                }
+                // the name passed `name_ok`, the checks `TableIdent::new` applies
+                ident.name.clear();
+                ident.name.push_str(name);
+            }
+            _ => self.entry = object(owned(levels), name.to_owned(), separators),
+        }
+        self.entry.as_ref()
+    }
+
+    /// A namespace of `levels`; `None` when `Namespace::new` would refuse it.
+    pub(super) fn namespace(&mut self, levels: &[&str], separators: &[String]) -> Option<&Entry> {
+        match &mut self.entry {
+            Some(Entry::Namespace(namespace)) => namespace.set_levels(levels, separators).ok()?,
+            _ => self.entry = Some(Entry::Namespace(Namespace::new(owned(levels), separators).ok()?)),
+        }
+        self.entry.as_ref()
+    }
+}
+
+/// Whether the levels are equal: entries mostly repeat the previous entry's namespace, which is
+/// then neither checked nor copied again.
+fn same(levels: &[String], other: &[&str]) -> bool {
+    levels.len() == other.len() && levels.iter().zip(other).all(|(a, b)| a == b)
+}
+
+fn owned(levels: &[&str]) -> Vec<String> {
+    levels.iter().map(|level| (*level).to_owned()).collect()
 }

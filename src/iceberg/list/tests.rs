@@ -1,11 +1,17 @@
 use super::*;
+use crate::iceberg::json;
+
+mod differential;
+mod old;
+mod scanner;
+mod timing;
 use serde_json::{Value, json};
 
-fn raw(page: &ListPage) -> Vec<&str> {
-    page.visible().map(RawValue::get).collect()
+fn raw<'p>(page: &'p ListPage<'_>) -> Vec<&'p str> {
+    page.visible().collect()
 }
 
-fn all(kind: ListKind, body: &str) -> ListPage {
+fn all(kind: ListKind, body: &str) -> ListPage<'_> {
     filter(kind, body.as_bytes(), &[], |_| true).unwrap()
 }
 
