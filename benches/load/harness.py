@@ -312,6 +312,8 @@ def report(args, results, idle, stream, peak):
     lines.append(f"Date: {now}; {args.rounds} interleaved rounds of {args.seconds} s per target and scenario; "
                  f"medians over rounds. wrk -t1 on core 0; upstream (nginx, fixed responses) and the proxy under "
                  f"test single-threaded on core 1.  ")
+    lines.append(f"1-minute load average {args.load[0]:.2f} before the scenarios, {args.load[1]:.2f} after "
+                 f"(the harness alone keeps both cores busy, about 2; well above that, other work shared them).  ")
     lines.append("Command: `bash benches/load/run.sh`\n")
     lines.append("| scenario | conns | direct rps | nginx rps | control rps | icegate rps | icegate / direct | "
                  "icegate / nginx | icegate / control | p50 µs d / n / c / i | p99 µs d / n / c / i | "
@@ -334,7 +336,7 @@ def report(args, results, idle, stream, peak):
                          f"+{m['control']['p50_us'] - d:.0f} µs, icegate +{m['icegate']['p50_us'] - d:.0f} µs.")
     if idle:
         lines.append("")
-        lines.append("Idle keep-alive connections (RSS): " + "; ".join(
+        lines.append("Idle keep-alive connections (RSS of a fresh process, before the scenarios): " + "; ".join(
             f"{t} {v['rss_kb_before'] / 1024:.1f} MB → {v['rss_kb_idle'] / 1024:.1f} MB with 1,000"
             for t, v in idle.items()) + ".")
     if stream:
@@ -365,9 +367,13 @@ def main():
     h = Harness(args)
     try:
         h.setup()
-        results = h.run_scenarios()
+        load_before = os.getloadavg()[0]
+        # Memory first, on processes that have served only the warm-up requests: what 1,000
+        # idle connections and a streamed gigabyte cost, not what earlier scenarios left behind.
         idle = h.idle_connections() if not args.only else {}
         stream = h.stream() if not args.only else {}
+        results = h.run_scenarios()
+        args.load = (load_before, os.getloadavg()[0])
         report(args, results, idle, stream, h.peak_rss())
     finally:
         h.stop()
