@@ -8,8 +8,8 @@ use crate::state::{DecisionState, Shared};
 pub fn observe(shared: &Shared, state: &DecisionState, record: &audit::Record) {
     let m = &shared.metrics;
     let labels = crate::metrics::RequestLabels {
-        operation: record.operation.unwrap_or("unrecognized").to_owned(),
-        decision: record.decision.to_owned(),
+        operation: record.operation.unwrap_or("unrecognized"),
+        decision: record.decision,
         status: record.status,
     };
     m.requests.get_or_create(&labels).inc();
@@ -23,7 +23,7 @@ pub fn observe(shared: &Shared, state: &DecisionState, record: &audit::Record) {
         m.entries_hidden.inc_by(record.hidden_entries as u64);
     }
     if let (Some(action), "allow") = (record.credential, record.decision) {
-        m.credentials.get_or_create(&crate::metrics::ActionLabels { action: action.to_owned() }).inc();
+        m.credentials.get_or_create(&crate::metrics::ActionLabels { action }).inc();
     }
     if let (Some(candidate), Some(capture)) = (&state.shadow, &record.shadow)
         && let Some(d) = crate::shadow::compare(&state.snapshot, candidate, &shared.settings, capture)
