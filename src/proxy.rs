@@ -250,13 +250,19 @@ async fn pipeline(
     let mut entries =
         ListKind::for_operation(op).map(|kind| crate::policy::entries::EntryFilter::new(snap, &subject, catalog, kind));
     let visible = |entry: &crate::iceberg::list::Entry| entries.as_mut().is_some_and(|f| f.visible(entry));
-    let active_roles = record.active_roles.clone().unwrap_or_default();
-    let object = record.objects.first().map_or("", |o| o.full_name.as_str());
-    let table_name = match &body_table {
-        Some(name) => format!("{object}.{name}"),
-        None => object.to_owned(),
+    // What vending needs, built only for a credential-bearing operation (most requests are not).
+    let (active_roles, table_name, table_path) = match action {
+        Some(_) => {
+            let object = record.objects.first().map_or("", |o| o.full_name.as_str());
+            let table_name = match &body_table {
+                Some(name) => format!("{object}.{name}"),
+                None => object.to_owned(),
+            };
+            let table_path = vending::table_path(route, body_table.as_deref());
+            (record.active_roles.clone().unwrap_or_default(), table_name, table_path)
+        }
+        None => (Vec::new(), String::new(), None),
     };
-    let table_path = vending::table_path(route, body_table.as_deref());
     let vend = action.zip(table_path.as_deref()).map(|(action, table_path)| Vend {
         action,
         table_path,
@@ -363,7 +369,6 @@ async fn rewrite_response(
         if let Some(capture) = &mut record.shadow {
             capture.list_response = Some(first.clone());
         }
-        let binding = token_binding(out.user, route);
         let fetch = |token: String, size: Option<u32>| {
             let mut route = route.clone();
             route.query.page_token = Some(token);
@@ -387,7 +392,8 @@ async fn rewrite_response(
             page_size: route.query.page_size,
             max_pages: shared.config.lists.max_upstream_pages,
         };
-        let filtered = rewrite::filter_list(read, first, visible, fetch, |t| shared.tokens.seal(&binding, t))
+        let seal = |t: &str| shared.tokens.seal(&token_binding(out.user, route), t);
+        let filtered = rewrite::filter_list(read, first, visible, fetch, seal)
             .await
             .map_err(fail)?;
         record.hidden_entries = filtered.hidden;
