@@ -158,9 +158,18 @@ fn watch(shared: &Shared, tx: mpsc::Sender<&'static str>) -> Option<notify::Reco
     })
     .map_err(|e| tracing::error!(error = %e, "cannot watch the policy; reload with SIGHUP or `reload.poll_seconds`"))
     .ok()?;
+    let audit_dir = shared.config.audit.file.as_deref().map(watched_dir);
     for target in &targets {
         if let Err(e) = watcher.watch(&target.dir, notify::RecursiveMode::NonRecursive) {
             tracing::error!(path = %target.dir.display(), error = %e, "cannot watch the policy directory");
+        }
+        // The kernel reports every write in a watched directory: filtered here, but only after
+        // the watch thread has woken for it, once per audited request.
+        if audit_dir.as_deref().is_some_and(|d| same_dir(d, &target.dir)) {
+            tracing::warn!(
+                path = %target.dir.display(),
+                "the audit file is in the watched policy directory: every audit line wakes the policy watcher; write it elsewhere"
+            );
         }
     }
     Some(watcher)
@@ -204,6 +213,10 @@ fn watched_dir(path: &Path) -> PathBuf {
         Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
         _ => PathBuf::from("."),
     }
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b || a.canonicalize().ok().zip(b.canonicalize().ok()).is_some_and(|(a, b)| a == b)
 }
 
 fn spawn_sighup(tx: mpsc::Sender<&'static str>) {

@@ -185,12 +185,15 @@ http {{
     with open(os.path.join(out, "nginx-proxy.conf"), "w") as f:
         f.write(nginx_common.format(dir=out, name="proxy", body=proxy_body))
 
+    # The audit log is not beside the policy (a mounted ConfigMap is read-only): a file written
+    # in the watched policy directory wakes the policy watcher on every line.
+    os.makedirs(os.path.join(out, "log"), exist_ok=True)
     with open(os.path.join(out, "icegate.toml"), "w") as f:
         f.write(f"""# The load harness's icegate: defaults, except the audit log goes to a file (as a
 # Kubernetes node collects a container's stdout) and the policy is the harness's.
 policy = "{out}/policy.yaml"
 [audit]
-file = "{out}/audit.jsonl"
+file = "{out}/log/audit.jsonl"
 """)
 
 
