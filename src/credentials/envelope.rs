@@ -39,7 +39,7 @@ impl Envelope {
     /// Invariant: keys are unique at both levels (a duplicate is refused by `scan`), so the one
     /// member icegate rewrites is the one every client reads.
     pub fn scan(bytes: &[u8]) -> Result<Self, EnvelopeError> {
-        let mut s = Scanner { bytes, at: 0 };
+        let mut s = Scanner { bytes, at: 0, closers: Vec::with_capacity(16) };
         s.skip_ws();
         if s.peek() != Some(b'{') {
             return Err(EnvelopeError::NotAnObject);
@@ -78,6 +78,9 @@ pub fn parse<T: serde::de::DeserializeOwned>(bytes: &[u8], member: &Member) -> R
 struct Scanner<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// The closing brackets `value` still expects, innermost last; kept between values so
+    /// that a response costs one allocation, not one per nested value.
+    closers: Vec<u8>,
 }
 
 impl Scanner<'_> {
@@ -86,9 +89,7 @@ impl Scanner<'_> {
     }
 
     fn skip_ws(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            self.at += 1;
-        }
+        self.at = skip_ws(self.bytes, self.at);
     }
 
     fn expect(&mut self, byte: u8) -> Result<(), EnvelopeError> {
@@ -115,9 +116,12 @@ impl Scanner<'_> {
         loop {
             self.skip_ws();
             let start = self.at;
-            let raw_key = self.string()?;
-            let key: String = serde_json::from_slice(self.bytes.get(raw_key).unwrap_or_default())
-                .map_err(|_| EnvelopeError::Malformed(start))?;
+            if self.peek() != Some(b'"') {
+                return Err(EnvelopeError::Malformed(start));
+            }
+            self.at = string_end(self.bytes, start)?;
+            let key = decode_key(self.bytes.get(start..self.at).unwrap_or_default())
+                .ok_or(EnvelopeError::Malformed(start))?;
             if members.iter().any(|m| m.key == key) {
                 return Err(EnvelopeError::Duplicate(key));
             }
@@ -138,76 +142,100 @@ impl Scanner<'_> {
         }
     }
 
-    /// A string at the cursor; returns its span with the quotes. Escapes are skipped, not
-    /// decoded: only where the string ends matters here.
-    fn string(&mut self) -> Result<Range<usize>, EnvelopeError> {
-        let start = self.at;
-        if self.peek() != Some(b'"') {
-            return Err(EnvelopeError::Malformed(start));
-        }
-        let mut i = start + 1;
-        // Most strings of table metadata are short: a plain loop finds their end before a
-        // vectorized search would have set up. Longer ones fall through to `memchr2`.
-        let short_end = (i + SHORT_STRING).min(self.bytes.len());
-        while i < short_end {
-            match self.bytes.get(i) {
-                Some(b'"') => {
-                    self.at = i + 1;
-                    return Ok(start..self.at);
-                }
-                Some(b'\\') => i += 2,
-                _ => i += 1,
-            }
-        }
-        loop {
-            let rest = self.bytes.get(i..).unwrap_or_default();
-            match memchr::memchr2(b'"', b'\\', rest) {
-                None => return Err(EnvelopeError::Malformed(start)),
-                Some(n) if rest.get(n) == Some(&b'\\') => i += n + 2,
-                Some(n) => {
-                    self.at = i + n + 1;
-                    return Ok(start..self.at);
-                }
-            }
-        }
-    }
-
     /// Any value at the cursor, by structure alone: strings end where they end, brackets
     /// balance and match, and a scalar is a run of the characters a literal or number uses.
+    /// Most of a large response passes through here, so it works on a local index and a
+    /// table of byte classes (the `reference` scanner is the same grammar, written plainly).
     fn value(&mut self) -> Result<(), EnvelopeError> {
-        let mut closers: Vec<u8> = Vec::new();
+        let bytes = self.bytes;
+        let mut i = self.at;
+        self.closers.clear();
         loop {
-            self.skip_ws();
-            match self.peek() {
-                Some(b'"') => {
-                    self.string()?;
-                }
-                Some(open @ (b'{' | b'[')) => {
-                    closers.push(if open == b'{' { b'}' } else { b']' });
-                    self.at += 1;
+            i = skip_ws(bytes, i);
+            match bytes.get(i) {
+                Some(b'"') => i = string_end(bytes, i)?,
+                Some(&open @ (b'{' | b'[')) => {
+                    // `{` + 2 is `}`, `[` + 2 is `]`.
+                    self.closers.push(open + 2);
+                    i += 1;
                     continue;
                 }
-                Some(close @ (b'}' | b']')) if closers.last() == Some(&close) => {
-                    closers.pop();
-                    self.at += 1;
+                Some(&close @ (b'}' | b']')) if self.closers.last() == Some(&close) => {
+                    self.closers.pop();
+                    i += 1;
                 }
-                Some(b) if is_scalar(b) => {
-                    while self.peek().is_some_and(is_scalar) {
-                        self.at += 1;
+                Some(&b) if CLASS[usize::from(b)] == SCALAR => {
+                    i += 1;
+                    while bytes.get(i).is_some_and(|&b| CLASS[usize::from(b)] == SCALAR) {
+                        i += 1;
                     }
                 }
-                _ => return Err(EnvelopeError::Malformed(self.at)),
+                _ => return Err(EnvelopeError::Malformed(i)),
             }
-            if closers.is_empty() {
+            if self.closers.is_empty() {
+                self.at = i;
                 return Ok(());
             }
             // Inside a container: the next token is a separator, or its end.
-            self.skip_ws();
-            match self.peek() {
-                Some(b',' | b':') => self.at += 1,
+            i = skip_ws(bytes, i);
+            match bytes.get(i) {
+                Some(b',' | b':') => i += 1,
                 Some(b'}' | b']') => {}
-                _ => return Err(EnvelopeError::Malformed(self.at)),
+                _ => return Err(EnvelopeError::Malformed(i)),
             }
+        }
+    }
+}
+
+const WS: u8 = 1;
+const SCALAR: u8 = 2;
+
+/// Each byte's class: JSON whitespace, a character of a literal or number, or neither.
+static CLASS: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = if matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+            WS
+        } else if c.is_ascii_alphanumeric() || matches!(c, b'-' | b'+' | b'.') {
+            SCALAR
+        } else {
+            0
+        };
+        b += 1;
+    }
+    table
+};
+
+fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
+    while bytes.get(i).is_some_and(|&b| CLASS[usize::from(b)] == WS) {
+        i += 1;
+    }
+    i
+}
+
+/// Where the string whose opening quote is at `start` ends (the index after its closing
+/// quote). Escapes are skipped, not decoded: only where the string ends matters here.
+fn string_end(bytes: &[u8], start: usize) -> Result<usize, EnvelopeError> {
+    let mut i = start + 1;
+    // Most strings of table metadata are short: a plain loop finds their end before a
+    // vectorized search would have set up (callgrind: an eight-byte word test and a slice
+    // search were both slower). Longer ones fall through to `memchr2`.
+    let short_end = (i + SHORT_STRING).min(bytes.len());
+    while i < short_end {
+        match bytes.get(i) {
+            Some(b'"') => return Ok(i + 1),
+            Some(b'\\') => i += 2,
+            _ => i += 1,
+        }
+    }
+    loop {
+        let rest = bytes.get(i..).unwrap_or_default();
+        match memchr::memchr2(b'"', b'\\', rest) {
+            None => return Err(EnvelopeError::Malformed(start)),
+            Some(n) if rest.get(n) == Some(&b'\\') => i += n + 2,
+            Some(n) => return Ok(i + n + 1),
         }
     }
 }
@@ -215,9 +243,19 @@ impl Scanner<'_> {
 /// Strings up to this long are scanned byte by byte.
 const SHORT_STRING: usize = 24;
 
-fn is_scalar(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.')
+/// A member's key from its quoted form. A key without escapes (all of them, in practice) is
+/// its bytes; one with escapes goes through serde_json. Both refuse what serde_json refuses:
+/// control characters and bytes that are not UTF-8.
+fn decode_key(quoted: &[u8]) -> Option<String> {
+    let inner = quoted.get(1..quoted.len().checked_sub(1)?)?;
+    if inner.iter().any(|&b| b == b'\\' || b < 0x20) {
+        return serde_json::from_slice(quoted).ok();
+    }
+    std::str::from_utf8(inner).ok().map(str::to_owned)
 }
+
+#[cfg(test)]
+mod reference;
 
 #[cfg(test)]
 mod tests {
@@ -259,6 +297,54 @@ mod tests {
             br#"{"metadata":{"x":[1,2}}"#,
         ] {
             assert!(Envelope::scan(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    /// Where the value at `at` ends, by the fast scanner.
+    fn value_end(bytes: &[u8], at: usize) -> Result<usize, EnvelopeError> {
+        let mut s = Scanner { bytes, at, closers: Vec::new() };
+        s.value()?;
+        Ok(s.at)
+    }
+
+    /// Bytes that make up JSON's structure, and some that break it.
+    fn jsonish() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        let pieces: Vec<&'static [u8]> = vec![
+            b"{", b"}", b"[", b"]", b"\"", b"\\", b"\\\"", b",", b":", b" ", b"\n", b"a", b"1", b"-2.5e+3", b"true",
+            b"null", b"\"k\":", b"\"plain string of some length\"", b"\xc3\xa9", b"\x01", b"/", b"#",
+        ];
+        proptest::collection::vec(proptest::sample::select(pieces), 0..40).prop_map(|p| p.concat())
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn the_fast_scanner_ends_and_fails_where_the_reference_does(bytes in jsonish(), at in 0usize..4) {
+            prop_assert_eq!(value_end(&bytes, at), reference::value_end(&bytes, at));
+        }
+
+        #[test]
+        fn keys_decode_as_serde_json_decodes_them(bytes in proptest::collection::vec(any::<u8>(), 0..24), escaped in any::<bool>()) {
+            let mut quoted = vec![b'"'];
+            quoted.extend(bytes.iter().filter(|&&b| b != b'"' && (escaped || b != b'\\')));
+            quoted.push(b'"');
+            prop_assert_eq!(decode_key(&quoted), serde_json::from_slice::<String>(&quoted).ok());
+        }
+    }
+
+    #[test]
+    fn a_realistic_response_scans_as_the_reference_scans_it() {
+        let body = serde_json::json!({
+            "metadata-location": "s3://b/t/metadata/00001.json",
+            "metadata": {"location": "s3://b/t", "schemas": [{"fields": [{"id": 1, "name": "a \"quoted\" \\ name", "required": true, "type": "long"}]}],
+                         "snapshots": [{"snapshot-id": -12, "summary": {"x": "{[\"]}"}}], "properties": {"k": "v"}},
+            "config": {"token": "t"},
+        })
+        .to_string();
+        let bytes = body.as_bytes();
+        for at in 0..bytes.len() {
+            assert_eq!(value_end(bytes, at), reference::value_end(bytes, at), "at {at}");
         }
     }
 
