@@ -12,10 +12,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The allocator of icegate's binary (src/main.rs), so that the two are built alike.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (Some(listen), Some(upstream)) = (args.first(), args.get(1)) else {
