@@ -216,32 +216,39 @@ fn skip_ws(bytes: &[u8], mut i: usize) -> usize {
 }
 
 /// Where the string whose opening quote is at `start` ends (the index after its closing
-/// quote). Escapes are skipped, not decoded: only where the string ends matters here.
+/// quote). Escapes are skipped, not decoded: only where the string ends matters here. Eight
+/// bytes at a time: a word with neither a quote nor a backslash is skipped whole, and in one
+/// with a hit the lowest flagged byte is the first match (the test's false positives only
+/// ever sit above a true one). Criterion: 20 KB rewritten in 17.4 µs against 20.8 µs for a
+/// byte loop with `memchr2` for long strings, 5 MB in 2.5 ms against 3.9 ms (callgrind counts
+/// more instructions for it; the byte loop's cost is in mispredicted branches).
 fn string_end(bytes: &[u8], start: usize) -> Result<usize, EnvelopeError> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // Sets the high bit of each byte of `x` equal to `c`, and of no byte below the first.
+    let has = |x: u64, c: u8| {
+        let y = x ^ (ONES * u64::from(c));
+        y.wrapping_sub(ONES) & !y & HIGHS
+    };
     let mut i = start + 1;
-    // Most strings of table metadata are short: a plain loop finds their end before a
-    // vectorized search would have set up (callgrind: an eight-byte word test and a slice
-    // search were both slower). Longer ones fall through to `memchr2`.
-    let short_end = (i + SHORT_STRING).min(bytes.len());
-    while i < short_end {
+    loop {
+        while let Some(word) = bytes.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+            let x = u64::from_le_bytes(word);
+            let hits = has(x, b'"') | has(x, b'\\');
+            if hits != 0 {
+                i += (hits.trailing_zeros() / 8) as usize;
+                break;
+            }
+            i += 8;
+        }
         match bytes.get(i) {
+            None => return Err(EnvelopeError::Malformed(start)),
             Some(b'"') => return Ok(i + 1),
             Some(b'\\') => i += 2,
-            _ => i += 1,
-        }
-    }
-    loop {
-        let rest = bytes.get(i..).unwrap_or_default();
-        match memchr::memchr2(b'"', b'\\', rest) {
-            None => return Err(EnvelopeError::Malformed(start)),
-            Some(n) if rest.get(n) == Some(&b'\\') => i += n + 2,
-            Some(n) => return Ok(i + n + 1),
+            Some(_) => i += 1,
         }
     }
 }
-
-/// Strings up to this long are scanned byte by byte.
-const SHORT_STRING: usize = 24;
 
 /// A member's key from its quoted form. A key without escapes (all of them, in practice) is
 /// its bytes; one with escapes goes through serde_json. Both refuse what serde_json refuses:
