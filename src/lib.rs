@@ -41,3 +41,4 @@ pub mod tls;
 pub mod tokens;
 pub mod upstream_calls;
 pub mod vending;
+pub mod wordscan;

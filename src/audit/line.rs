@@ -110,7 +110,8 @@ fn string(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push(b'"');
     let bytes = s.as_bytes();
-    let clean = clean_prefix(bytes);
+    // Most of a line (its reason above all) is plain text: skipped eight bytes at a time.
+    let clean = crate::wordscan::string_stop(bytes).unwrap_or(bytes.len());
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate().skip(clean) {
         let escape: &[u8] = match b {
@@ -130,29 +131,6 @@ fn string(out: &mut Vec<u8>, s: &str) {
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
-}
-
-/// How many leading bytes need no escape, eight at a time: most of a line (its reason above
-/// all) is plain text, and a byte-by-byte check cost twelve instructions a byte.
-fn clean_prefix(bytes: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let mut n = 0;
-    for chunk in bytes.chunks_exact(8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word);
-        // A byte below 0x20, or equal to `"` or `\`, sets its high bit in one of these (the
-        // classic has-less and has-zero tests; bytes of 0x80 and above never do).
-        let control = x.wrapping_sub(ONES * 0x20) & !x;
-        let quote = (x ^ (ONES * u64::from(b'"'))).wrapping_sub(ONES) & !(x ^ (ONES * u64::from(b'"')));
-        let slash = (x ^ (ONES * u64::from(b'\\'))).wrapping_sub(ONES) & !(x ^ (ONES * u64::from(b'\\')));
-        if (control | quote | slash) & HIGHS != 0 {
-            break;
-        }
-        n += 8;
-    }
-    n
 }
 
 #[cfg(test)]

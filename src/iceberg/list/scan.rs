@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::ops::Range;
+pub(super) use crate::wordscan::string_stop;
 
 /// Reads `text`, a whole list response; `Err` when the general reading must read it instead,
 /// with what `keep` answered so far.
@@ -310,33 +311,4 @@ impl<'t, F: FnMut(&Entry) -> bool> Scanner<'t, '_, F> {
             }
         }
     }
-}
-
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = ONES * 0x80;
-
-/// The offset of the first byte that ends a plain string's content: `"`, `\` or a control
-/// byte (below 0x20). Names are read eight bytes at a time: they are most of a list's bytes.
-pub(super) fn string_stop(bytes: &[u8]) -> Option<usize> {
-    let mut chunks = bytes.chunks_exact(8);
-    let mut offset = 0;
-    for chunk in &mut chunks {
-        let word = u64::from_le_bytes(chunk.try_into().ok()?);
-        let stops = stops(word);
-        if stops != 0 {
-            return Some(offset + stops.trailing_zeros() as usize / 8);
-        }
-        offset += 8;
-    }
-    let tail = chunks.remainder().iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-    Some(offset + tail)
-}
-
-/// The high bit of the lowest byte of `word` (the first, read little-endian) that is `"`, `\`
-/// or below 0x20 is set, and no lower one: the classic bit tricks mark higher bytes spuriously
-/// only above a byte they mark rightly, since only such a byte starts a borrow.
-fn stops(word: u64) -> u64 {
-    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
-    zero(word ^ (ONES * u64::from(b'"'))) | zero(word ^ (ONES * u64::from(b'\\'))) | below_space
 }
