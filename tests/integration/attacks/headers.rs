@@ -223,3 +223,21 @@ async fn an_obs_folded_or_space_before_colon_header_is_400() {
     }
     lab.up.assert_untouched();
 }
+
+#[tokio::test]
+async fn finding_method_override_headers_are_refused() {
+    // A framework filter upstream (Jersey's HttpMethodOverrideFilter, Spring's
+    // HiddenHttpMethodFilter and the like) would run a DELETE that icegate authorized as a GET.
+    let lab = Lab::new().await;
+    for name in ["x-http-method-override", "X-HTTP-Method", "x-method-override"] {
+        for value in ["DELETE", "POST", "GET"] {
+            let a = lab.call("dave", "GET", ORDERS, &[(name, value)], b"").await;
+            let m = a.assert_error(400, "BadRequestException");
+            assert!(m.to_lowercase().contains(&name.to_lowercase()), "{m}");
+        }
+    }
+    // and in a look-alike spelling
+    let a = lab.call("dave", "GET", ORDERS, &[("x_http_method_override", "DELETE")], b"").await;
+    a.assert_error(400, "BadRequestException");
+    lab.up.assert_untouched();
+}

@@ -193,6 +193,11 @@ async fn other_request_target_forms_are_refused() {
         format!("GET https://evil.example{ORDERS} HTTP/1.1"),
         format!("GET http://x{ORDERS} HTTP/1.1"),
         format!("GET {ORDERS}?pageToken=a&pageToken=b HTTP/1.1"),
+        format!("get {ORDERS} HTTP/1.1"),
+        format!("DELETE\t{ORDERS} HTTP/1.1"),
+        format!("GET {ORDERS} HTTP/1.1 x"),
+        format!("GET {ORDERS} HTTP/2.0"),
+        format!("GET  {ORDERS} HTTP/1.1"),
     ] {
         let out = raw(lab.addr(), raw_request(&line, "", "").as_bytes(), Duration::from_secs(2)).await;
         assert!(matches!(status_of(&out), 400 | 403 | 405), "{line:?} -> {out}");
@@ -257,4 +262,28 @@ async fn very_long_and_very_deep_names_are_bounded() {
     let out = probe(&lab, &format!("/v1/prod/namespaces/sales/tables/{huge}")).await;
     assert!(matches!(status_of(&out), 414 | 431 | 400) || out.is_empty(), "{}", &out[..out.len().min(200)]);
     assert_eq!(lab.up.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn the_parent_parameter_is_read_like_a_namespace_in_the_path() {
+    let lab = Lab::new().await;
+    for query in [
+        "parent=sa.les",
+        "parent=..",
+        "parent=%2E%2E",
+        "parent=sales%1fx",
+        "parent=sales%00",
+        "parent=sales&parent=hr",
+        "parent=&parent=",
+        "pageSize=1&pageSize=2",
+        "pageSize=-1",
+        "pageSize=99999999999",
+        "pageToken=garbage",
+    ] {
+        let a = lab.get("dave", &format!("/v1/prod/namespaces?{query}")).await;
+        a.assert_error(400, "BadRequestException");
+    }
+    // a parent dave may not see is refused before anything is listed (no probing by `parent`)
+    lab.get("dave", "/v1/prod/namespaces?parent=hr").await.assert_error(403, "ForbiddenException");
+    lab.up.assert_untouched();
 }
