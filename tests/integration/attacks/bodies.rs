@@ -235,3 +235,22 @@ async fn a_transaction_naming_the_same_table_twice_or_none_is_400() {
     }
     lab.up.assert_untouched();
 }
+
+#[tokio::test]
+async fn finding_a_json_array_body_is_not_read_as_an_object() {
+    // serde reads a struct from a JSON array (`[[]]` was an empty transaction, `[src, dst]` a
+    // rename); Jackson does not, so icegate authorized what the upstream would read otherwise.
+    // Found by the `body` fuzz target.
+    let lab = Lab::new().await;
+    for (target, body) in [
+        (COMMIT, "[[]]"),
+        (COMMIT, " \n[[]]"),
+        (RENAME, r#"[{"namespace":["sales"],"name":"orders"},{"namespace":["sales"],"name":"o2"}]"#),
+        (CREATE, r#"["t",{"type":"struct","fields":[]}]"#),
+    ] {
+        let user = if target == CREATE { "bob" } else { "alice" };
+        let m = lab.call(user, "POST", target, &[JSON], body.as_bytes()).await.assert_error(400, "BadRequestException");
+        assert!(m.contains("JSON object"), "{body}: {m}");
+    }
+    lab.up.assert_untouched();
+}

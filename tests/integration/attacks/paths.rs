@@ -287,3 +287,15 @@ async fn the_parent_parameter_is_read_like_a_namespace_in_the_path() {
     lab.get("dave", "/v1/prod/namespaces?parent=hr").await.assert_error(403, "ForbiddenException");
     lab.up.assert_untouched();
 }
+
+#[tokio::test]
+async fn finding_a_raw_slash_in_parent_is_400_like_its_encoding() {
+    // `parent=a/b` was accepted while its canonical re-encoding `parent=a%2Fb` was refused: the
+    // query's `parent` now holds to the path's raw-segment rules. Found by the `path` fuzz target.
+    let lab = Lab::new().await;
+    for query in ["parent=sales/x", "parent=sales%2Fx", "parent=sales\\x", "parent=sales;x", "parent=sa%1Fles/x"] {
+        let a = lab.get("dave", &format!("/v1/prod/namespaces?{}", query.replace('\\', "%5C"))).await;
+        a.assert_error(400, "BadRequestException");
+    }
+    lab.up.assert_untouched();
+}
