@@ -8,6 +8,7 @@ mod conformance;
 mod deploy;
 mod fake_upstream;
 mod identity_jwt;
+mod java_names;
 mod messages;
 mod openapi;
 mod policy_load;
