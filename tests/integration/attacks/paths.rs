@@ -279,12 +279,16 @@ async fn the_parent_parameter_is_read_like_a_namespace_in_the_path() {
         "pageSize=-1",
         "pageSize=99999999999",
         "pageToken=garbage",
+        "page%54oken=x&pageToken=y",
+        "p%61rent=sales&parent=hr",
     ] {
         let a = lab.get("dave", &format!("/v1/prod/namespaces?{query}")).await;
         a.assert_error(400, "BadRequestException");
     }
     // a parent dave may not see is refused before anything is listed (no probing by `parent`)
     lab.get("dave", "/v1/prod/namespaces?parent=hr").await.assert_error(403, "ForbiddenException");
+    // however its key is spelled: keys are decoded before they are recognized
+    lab.get("dave", "/v1/prod/namespaces?p%61rent=hr").await.assert_error(403, "ForbiddenException");
     lab.up.assert_untouched();
 }
 
