@@ -6,8 +6,9 @@
 //! a slow upstream (`serve::a_slow_upstream_is_504`), upstream resets mid-body
 //! (`serve::a_list_cut_off_mid_body_is_502_not_a_partial_list`,
 //! `serve::a_streamed_response_cut_off_mid_body_does_not_reach_the_client_as_complete`,
-//! `serve::a_credential_bearing_response_cut_off_mid_body_is_502`), policy reloads under load
-//! (`reload::reload_under_load_never_mixes_policies_and_takes_effect_within_two_seconds`).
+//! `serve::a_credential_bearing_response_cut_off_mid_body_is_502`), policy reloads under ordinary
+//! load (`reload::reload_under_load_never_mixes_policies_and_takes_effect_within_two_seconds`);
+//! reloads under attack load are tried here.
 
 use super::{Lab, ORDERS, status_of};
 use crate::fake_upstream::{Reply, basic, raw};
@@ -152,4 +153,71 @@ async fn a_half_sent_body_does_not_block_other_requests_and_completes_later() {
     let (_, out) = closed_within(&mut stream, Duration::from_secs(3)).await;
     assert_eq!(status_of(&out), 200, "{out}");
     assert_eq!(lab.up.requests().iter().filter(|r| r.target == CREATE).count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn policy_reloads_during_an_attack_never_let_a_denied_request_through() {
+    use crate::fake_upstream::{FakeUpstream, send};
+    let upstream = FakeUpstream::start(|_| Reply::ok()).await;
+    let dir = crate::support::TempDir::new("attack-reload");
+    let file = dir.write("policy.yaml", super::POLICY);
+    let (addr, shared) = crate::reload::start(&upstream, &file, None).await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let denied: &[(&str, &str)] = &[
+        ("dave", "/v1/prod/namespaces/sales/tables/salaries"),
+        ("erin", ORDERS),
+        ("dave", "/v1/prod/namespaces/hr/tables/payroll"),
+        ("dave", "/v1/prod/namespaces/sales/tables/salari%65s"),
+        ("mallory", ORDERS),
+    ];
+    let mut attackers = Vec::new();
+    for &(user, target) in denied {
+        let stop = stop.clone();
+        attackers.push(tokio::spawn(async move {
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let a = send(addr, "GET", target, &[("authorization", &basic(user))], b"").await;
+                assert_eq!(a.status, 403, "{user} {target}: {}", a.text());
+                n += 1;
+            }
+            n
+        }));
+    }
+    let legit = {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let a = send(addr, "GET", ORDERS, &[("authorization", &basic("dave"))], b"").await;
+                assert_eq!(a.status, 200, "{}", a.text());
+                n += 1;
+            }
+            n
+        })
+    };
+    // reload 20 times: alternately a changed policy, the original, and a broken one (which
+    // fails to load and leaves the last good one serving)
+    let changed = format!("{}\n# generation marker\n", super::POLICY);
+    for i in 0..20 {
+        let text = match i % 3 {
+            0 => changed.as_str(),
+            1 => super::POLICY,
+            _ => "version: 1\nmetalake: [broken",
+        };
+        std::fs::write(&file, text).unwrap();
+        let _ = icegate::reload::reload_now(&shared);
+        tokio::time::sleep(Duration::from_millis(40)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut refused = 0;
+    for a in attackers {
+        refused += a.await.unwrap();
+    }
+    let served = legit.await.unwrap();
+    assert!(refused > 20 && served > 5, "the load kept running: {refused} refused, {served} served");
+    assert!(shared.state.load().generation > 5, "the reloads took effect");
+    for r in upstream.requests() {
+        assert_eq!(r.target, ORDERS, "a denied request was forwarded: {r:#?}");
+        assert_eq!(r.header("authorization"), Some(basic("dave").as_str()));
+    }
 }

@@ -194,3 +194,52 @@ async fn http_1_0_and_pipelined_requests_are_each_authorized() {
     assert!(out.contains(" 403 "), "{out}");
     assert_eq!(lab.up.requests().len(), 1);
 }
+
+/// An upstream that keeps the raw bytes of what it receives for `wait`, then answers `{}`.
+async fn raw_upstream(wait: Duration) -> (String, std::sync::Arc<std::sync::Mutex<Vec<u8>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            let log = log.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 65536];
+                let deadline = tokio::time::Instant::now() + wait;
+                while let Ok(Ok(n)) = tokio::time::timeout_at(deadline, s.read(&mut buf)).await {
+                    if n == 0 {
+                        break;
+                    }
+                    log.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+                let _ = s
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}")
+                    .await;
+            });
+        }
+    });
+    (format!("http://{addr}"), seen)
+}
+
+#[tokio::test]
+async fn trailers_of_a_streamed_body_never_carry_headers_upstream() {
+    // reportMetrics streams its body; a trailer section could smuggle header fields past the
+    // header checks if it were passed on
+    let (url, seen) = raw_upstream(Duration::from_millis(600)).await;
+    let g = crate::fake_upstream::gate(&url, super::POLICY, |_| {}).await;
+    let body = r#"{"report-type":"scan-report"}"#;
+    let request = format!(
+        "POST {ORDERS}/metrics HTTP/1.1\r\nhost: x\r\nauthorization: {}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\ntrailer: x-forwarded-user, x-gravitino-active-roles\r\nconnection: close\r\n\r\n{:x}\r\n{body}\r\n0\r\nx-forwarded-user: root\r\nx-gravitino-active-roles: ALL\r\nauthorization: Basic cm9vdDp4\r\n\r\n",
+        basic("dave"),
+        body.len()
+    );
+    let out = raw(g.addr, request.as_bytes(), Duration::from_secs(2)).await;
+    assert!(matches!(status_of(&out), 200 | 400), "{out}");
+    let upstream = String::from_utf8_lossy(&seen.lock().unwrap()).to_lowercase();
+    assert!(upstream.contains("scan-report"), "the body was forwarded: {upstream}");
+    for smuggled in ["x-forwarded-user", "root", "cm9vdDp4", "x-gravitino-active-roles: all", "trailer"] {
+        assert!(!upstream.contains(&smuggled.to_lowercase()), "{smuggled} reached the upstream:\n{upstream}");
+    }
+}
