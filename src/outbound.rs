@@ -29,9 +29,15 @@ fn replaced(name: &HeaderName, shared: &Shared) -> bool {
 fn look_alike(name: &str, shared: &Shared) -> bool {
     let folded = name.replace('_', "-");
     let header = &shared.config.identity.header;
-    ["x-gravitino-active-roles", "idempotency-key", header.user_header.as_str(), header.groups_header.as_str()]
-        .iter()
-        .any(|h| folded.eq_ignore_ascii_case(h))
+    [
+        "x-gravitino-active-roles",
+        "idempotency-key",
+        "x-iceberg-access-delegation",
+        header.user_header.as_str(),
+        header.groups_header.as_str(),
+    ]
+    .iter()
+    .any(|h| folded.eq_ignore_ascii_case(h))
 }
 
 /// `Idempotency-Key` bound to the user: a keyed hash of user and key, formatted as a UUID

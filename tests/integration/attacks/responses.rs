@@ -179,3 +179,59 @@ async fn finding_an_unparseable_error_body_with_a_stack_is_not_passed_through() 
         assert_eq!(a.json()["error"]["code"], 500, "{}", a.text());
     }
 }
+
+/// An upstream whose first answer on each connection carries a second, unasked-for response
+/// after its body; later requests on the connection get `{"later":true}`.
+async fn desync_upstream() -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 65536];
+                let mut first = true;
+                loop {
+                    let mut seen = Vec::new();
+                    while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match s.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => seen.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let answer: &[u8] = if first {
+                        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 17\r\n\r\n{\"smuggled\":true}"
+                    } else {
+                        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 14\r\n\r\n{\"later\":true}"
+                    };
+                    first = false;
+                    if s.write_all(answer).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn a_response_smuggled_by_the_upstream_never_reaches_the_next_caller() {
+    // A pooled upstream connection with bytes left over after a response must not hand them to
+    // the next request, which may be another user's.
+    let url = desync_upstream().await;
+    let g = crate::fake_upstream::gate(&url, super::POLICY, |_| {}).await;
+    for (i, user) in ["alice", "dave", "alice", "dave"].into_iter().enumerate() {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let a = crate::fake_upstream::send(
+            g.addr,
+            "GET",
+            ORDERS,
+            &[("authorization", &crate::fake_upstream::basic(user))],
+            b"",
+        )
+        .await;
+        assert!(!a.text().contains("smuggled"), "request {i} ({user}) got the smuggled response: {}", a.text());
+        assert!(matches!(a.status, 200 | 502), "{}", a.text());
+    }
+}
