@@ -1,7 +1,7 @@
 //! The listener: accepts connections (HTTP/1.1 and HTTP/2, cleartext or TLS), applies the limits that
-//! are always on — header read timeout, header count and size, connection and in-flight caps —
-//! and hands each request to [`crate::proxy::handle`]; stops accepting on shutdown and lets
-//! in-flight requests finish.
+//! are always on — header read timeout, idle connections ([`crate::idle`]), header count and
+//! size, connection and in-flight caps — and hands each request to [`crate::proxy::handle`];
+//! stops accepting on shutdown and lets in-flight requests finish.
 //!
 //! The loop is generic over the request handler so that the load harness's bare pass-through
 //! control (`examples/passthrough.rs`) serves through exactly this code: the difference the
