@@ -34,7 +34,7 @@ async fn closed_within(stream: &mut TcpStream, wait: Duration) -> (bool, String)
 }
 
 #[tokio::test]
-async fn an_idle_connection_that_sends_nothing_is_closed() {
+async fn finding_a_silent_or_idle_connection_is_closed() {
     let lab = Lab::with(|_| Reply::ok(), |c| c.limits.header_read_timeout_ms = 300).await;
     let mut idle = TcpStream::connect(lab.addr()).await.unwrap();
     let (closed, _) = closed_within(&mut idle, Duration::from_secs(3)).await;
@@ -78,7 +78,7 @@ async fn finding_a_slow_body_sender_is_cut_off_and_never_forwarded() {
 }
 
 #[tokio::test]
-async fn a_connection_flood_is_capped_and_served_again_once_idle_ones_are_reaped() {
+async fn finding_a_flood_of_silent_connections_does_not_hold_the_cap() {
     let lab = Lab::with(
         |_| Reply::ok(),
         |c| {

@@ -235,3 +235,18 @@ async fn a_response_smuggled_by_the_upstream_never_reaches_the_next_caller() {
         assert!(matches!(a.status, 200 | 502), "{}", a.text());
     }
 }
+
+#[tokio::test]
+async fn finding_a_502_for_an_unreadable_list_does_not_quote_the_upstream() {
+    // serde's message quoted the upstream's values, here the name of a hidden table
+    for body in [
+        r#"{"identifiers": "salaries"}"#,
+        r#"{"identifiers": [], "next-page-token": ["salaries"]}"#,
+        r#"{"namespaces": [["salaries"]]}"#,
+    ] {
+        let lab = answering(200, body).await;
+        let a = lab.get("dave", LIST).await;
+        let m = a.assert_error(502, "BadGatewayException");
+        assert!(!a.text().contains("salaries"), "{body} -> {m}");
+    }
+}
