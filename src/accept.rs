@@ -53,12 +53,29 @@ fn is_hop_by_hop(name: &HeaderName) -> bool {
     n.starts_with("proxy-") || HOP_BY_HOP.contains(&n)
 }
 
-/// 400 when a header icegate decides on appears more than once.
+/// Headers that ask a server to run another method than the request line's (Jersey's
+/// `HttpMethodOverrideFilter`, Spring's and others honour them): icegate authorizes the request
+/// line's method, so an upstream honouring one would run what was never authorized.
+const METHOD_OVERRIDES: [&str; 3] = ["x-http-method-override", "x-http-method", "x-method-override"];
+
+/// 400 when a header icegate decides on appears more than once, or a method override is sent
+/// (in any spelling, `_` for `-` included).
 pub fn check_duplicates(headers: &HeaderMap) -> Result<(), Refusal> {
     for name in [header::AUTHORIZATION.as_str(), "x-gravitino-active-roles"] {
         if headers.get_all(name).iter().nth(1).is_some() {
             let shown = if name == "authorization" { "Authorization" } else { crate::roles::HEADER };
             return Err(Refusal::bad_request(format!("header `{shown}` was sent more than once")));
+        }
+    }
+    for name in headers.keys() {
+        let n = name.as_str();
+        if n.starts_with("x") && n.contains("method") {
+            let folded = n.replace('_', "-");
+            if METHOD_OVERRIDES.contains(&folded.as_str()) {
+                return Err(Refusal::bad_request(format!(
+                    "header `{n}` is not accepted: icegate authorizes the method of the request line"
+                )));
+            }
         }
     }
     Ok(())

@@ -214,6 +214,9 @@ pub struct JwtIdentity {
     pub jwks_refresh_cooldown_secs: u64,
     /// A fetched JWK set is refetched after this many seconds.
     pub jwks_cache_secs: u64,
+    /// While refetches fail, the last good JWK set is used for at most this many seconds after
+    /// it was fetched; then tokens verified by it are refused (fail closed).
+    pub jwks_max_stale_secs: u64,
     /// The keys, loaded once (by `Config::validate`, or on first use) and shared by clones.
     #[serde(skip)]
     pub keys: crate::identity::JwtKeys,
@@ -234,6 +237,7 @@ impl Default for JwtIdentity {
             leeway_secs: 30,
             jwks_refresh_cooldown_secs: 30,
             jwks_cache_secs: 300,
+            jwks_max_stale_secs: 3_600,
             keys: crate::identity::JwtKeys::default(),
         }
     }
@@ -270,6 +274,12 @@ pub struct Limits {
     pub max_body_bytes: usize,
     /// Time allowed to receive a request's headers (slowloris).
     pub header_read_timeout_ms: u64,
+    /// Time allowed to receive an inspected request body, from when its headers were read
+    /// (slow senders; 408 beyond).
+    pub body_read_timeout_ms: u64,
+    /// Time a kept-alive connection may sit with no request in flight and no bytes moving
+    /// before it is closed (before its first request, `header_read_timeout_ms` applies).
+    pub idle_timeout_ms: u64,
     pub max_headers: usize,
     /// Largest header block accepted (431 beyond).
     pub max_header_bytes: usize,
@@ -283,6 +293,8 @@ impl Default for Limits {
         Self {
             max_body_bytes: crate::decide::DEFAULT_MAX_BODY_BYTES,
             header_read_timeout_ms: 10_000,
+            body_read_timeout_ms: 30_000,
+            idle_timeout_ms: 60_000,
             max_headers: 100,
             max_header_bytes: 16 * 1024,
             max_connections: 1_024,

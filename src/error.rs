@@ -148,8 +148,11 @@ impl From<&BodyError> for Refusal {
 }
 
 impl From<&ListError> for Refusal {
+    /// The detail goes to the log only: it may quote the upstream's bytes, such as the name of an
+    /// entry the caller may not see.
     fn from(e: &ListError) -> Self {
-        Self::new(502, "BadGatewayException", e.to_string())
+        tracing::warn!(error = %e, "upstream list response refused");
+        Self::new(502, "BadGatewayException", "upstream list response could not be read; icegate's log has the details")
     }
 }
 
@@ -185,7 +188,10 @@ impl From<&crate::forward::ForwardError> for Refusal {
 
 impl From<&crate::rewrite::RewriteError> for Refusal {
     fn from(e: &crate::rewrite::RewriteError) -> Self {
-        Self::new(502, "BadGatewayException", e.to_string())
+        match e {
+            crate::rewrite::RewriteError::List(e) => Self::from(e),
+            _ => Self::new(502, "BadGatewayException", e.to_string()),
+        }
     }
 }
 

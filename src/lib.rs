@@ -24,6 +24,7 @@ pub mod error;
 pub mod forward;
 pub mod iceberg;
 pub mod identity;
+pub mod idle;
 pub mod inspect;
 pub mod metrics;
 pub mod observe;

@@ -21,6 +21,23 @@ fn replaced(name: &HeaderName, shared: &Shared) -> bool {
         // names are lower case here but the config may spell them in any case
         || n.eq_ignore_ascii_case(&shared.config.identity.header.user_header)
         || n.eq_ignore_ascii_case(&shared.config.identity.header.groups_header)
+        || (n.contains('_') && look_alike(n, shared))
+}
+
+/// `x_forwarded_user` for `x-forwarded-user`: servers that fold `_` into `-` (CGI, WSGI, some
+/// proxies) would read a look-alike as the header icegate sets or strips.
+fn look_alike(name: &str, shared: &Shared) -> bool {
+    let folded = name.replace('_', "-");
+    let header = &shared.config.identity.header;
+    [
+        "x-gravitino-active-roles",
+        "idempotency-key",
+        "x-iceberg-access-delegation",
+        header.user_header.as_str(),
+        header.groups_header.as_str(),
+    ]
+    .iter()
+    .any(|h| folded.eq_ignore_ascii_case(h))
 }
 
 /// `Idempotency-Key` bound to the user: a keyed hash of user and key, formatted as a UUID

@@ -200,7 +200,8 @@ async fn pipeline(
     }
 
     // inspect
-    let body = inspect::read(op, &parts.headers, body, settings.max_body_bytes)
+    let timeout = shared.config.limits.body_read_timeout_ms;
+    let body = inspect::read(op, &parts.headers, body, settings.max_body_bytes, timeout)
         .await
         .map_err(|e| Stop::plain(e.refusal(), Some(op)))?;
     record.body_taken = true;
@@ -363,7 +364,11 @@ async fn rewrite_response(
     let fail = |e: rewrite::RewriteError| Stop::plain(Refusal::from(&e), Some(op));
     let kind = ListKind::for_operation(op);
     let rewritten: Option<Bytes> = if head.status.is_client_error() || head.status.is_server_error() {
-        Some(rewrite::strip_stack(rewrite::collect(body).await.map_err(fail)?))
+        let (bytes, replaced) = rewrite::strip_stack(rewrite::collect(body).await.map_err(fail)?, head.status);
+        if replaced {
+            head.headers.insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        Some(bytes)
     } else if let (Some(kind), true) = (kind, head.status == StatusCode::OK) {
         let first = rewrite::collect(body).await.map_err(fail)?;
         if let Some(capture) = &mut record.shadow {

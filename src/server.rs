@@ -1,7 +1,7 @@
 //! The listener: accepts connections (HTTP/1.1 and HTTP/2, cleartext or TLS), applies the limits that
-//! are always on — header read timeout, header count and size, connection and in-flight caps —
-//! and hands each request to [`crate::proxy::handle`]; stops accepting on shutdown and lets
-//! in-flight requests finish.
+//! are always on — header read timeout, idle connections ([`crate::idle`]), header count and
+//! size, connection and in-flight caps — and hands each request to [`crate::proxy::handle`];
+//! stops accepting on shutdown and lets in-flight requests finish.
 //!
 //! The loop is generic over the request handler so that the load harness's bare pass-through
 //! control (`examples/passthrough.rs`) serves through exactly this code: the difference the
@@ -10,6 +10,7 @@
 use crate::config::Limits;
 use crate::forward::Body;
 use crate::identity::Peer;
+use crate::idle::{Activity, IdleIo};
 use crate::state::Shared;
 use hyper::body::Incoming;
 use hyper::service::service_fn;
@@ -73,6 +74,8 @@ pub async fn serve_connections<H, F>(
         .http2()
         .timer(TokioTimer::new())
         .max_header_list_size(u32::try_from(limits.max_header_bytes).unwrap_or(u32::MAX));
+    let first_request = Duration::from_millis(limits.header_read_timeout_ms);
+    let idle = Duration::from_millis(limits.idle_timeout_ms);
     let connections = Arc::new(Semaphore::new(limits.max_connections));
     let in_flight = Arc::new(Semaphore::new(limits.max_in_flight));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -99,13 +102,18 @@ pub async fn serve_connections<H, F>(
         open.inc();
         let handler = handler.clone();
         let in_flight = in_flight.clone();
+        // A connection that sends nothing is closed (crate::idle).
+        let activity = Activity::new(first_request, idle);
+        let stream = IdleIo::new(stream, activity.clone());
         // The service of one connection: its peer (and verified client certificate) is fixed.
         let service = move |peer: Arc<Peer>| {
             service_fn(move |request| {
                 let handler = handler.clone();
                 let in_flight = in_flight.clone();
                 let peer = peer.clone();
+                let busy = activity.begin();
                 async move {
+                    let _busy = busy;
                     let _slot = in_flight.acquire_owned().await;
                     Ok::<_, std::convert::Infallible>(handler(request, peer).await)
                 }

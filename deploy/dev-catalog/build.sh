@@ -78,5 +78,8 @@ if [ ! -f "$STAMP" ] || [ -n "$(find "$HERE/src/server" -name '*.java' -newer "$
   javac -nowarn -encoding UTF-8 -d "$BUILD/classes" -cp "$DEPS_CP" $(find "$HERE/src/server" -name '*.java')
   touch "$STAMP"
 fi
-echo "$BUILD/classes:$DEPS_CP" > "$BUILD/classpath"
+# Written aside and renamed: catalogs started at once (tests/e2e/credentials.sh) each run this
+# script, and a reader must never see the file truncated by another's write.
+echo "$BUILD/classes:$DEPS_CP" > "$BUILD/classpath.$$"
+mv -f "$BUILD/classpath.$$" "$BUILD/classpath"
 log "ready: classpath in $BUILD/classpath"

@@ -34,6 +34,9 @@ pub enum BodyError {
     },
     #[error("invalid request body: `{field}` must be {expected}")]
     Field { field: String, expected: &'static str },
+    /// serde reads a struct from a JSON array too (`[[...]]` as a transaction); Jackson does not.
+    #[error("invalid request body: it must be a JSON object")]
+    NotAnObject,
     #[error("body identifier `{body}` differs from the path `{path}`")]
     IdentifierMismatch { body: String, path: String },
     #[error("`table-changes[{0}]` has no `identifier`; every change of a transaction must name its table")]
@@ -133,6 +136,9 @@ pub fn inspect(route: &Route, bytes: &[u8], separators: &[String]) -> Result<Bod
     }
     if bytes.is_empty() {
         return Err(BodyError::Missing(op.as_str()));
+    }
+    if bytes.iter().find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r')) != Some(&b'{') {
+        return Err(BodyError::NotAnObject);
     }
     Ok(match op {
         Op::CreateNamespace => {

@@ -275,6 +275,10 @@ fn parse_query(query: &str, separators: &[String]) -> Result<Query, PathError> {
                 if raw_value.contains("%1f") {
                     return Err(PathError::LowerCaseSeparator(raw_value.to_owned()));
                 }
+                // a raw `/` (or anything else a path segment may not hold) is refused as in the
+                // path, where `%2F` already is: otherwise `a/b` passed and its canonical `a%2Fb`
+                // would not
+                super::path::check_raw_segment(raw_value)?;
                 let levels = raw_value.split("%1F").map(decode_path_part).collect::<Result<Vec<_>, _>>()?;
                 q.parent = Some(Namespace::new(levels, separators)?);
             }

@@ -20,6 +20,13 @@ pub(super) fn recognize(
     if !config.trusted_peers.contains(&peer) {
         return Err(IdentityError::UntrustedPeer(config.user_header.clone()));
     }
+    // A hop that appends instead of replacing would leave the caller's own value beside its own;
+    // either could be the one meant, so neither is taken.
+    for name in [&config.user_header, &config.groups_header] {
+        if headers.get_all(name.as_str()).iter().nth(1).is_some() {
+            return Err(IdentityError::Invalid(format!("`{name}` was sent more than once")));
+        }
+    }
     fn text<'a>(v: &'a http::HeaderValue, name: &str) -> Result<&'a str, IdentityError> {
         v.to_str().map(str::trim).map_err(|_| IdentityError::Invalid(format!("`{name}` is not ASCII")))
     }

@@ -5,7 +5,10 @@
 //! remembered (the negative cache) and refused without waiting, until the cooldown has passed.
 //!
 //! Reads never block on a fetch unless they need one: the keys sit behind a `std` lock held only
-//! to copy an `Arc` out. A failed fetch keeps the keys of the last good one.
+//! to copy an `Arc` out. A failed fetch keeps the keys of the last good one, but only for
+//! `jwks_max_stale_secs` after it: past that no key of the set verifies anything (fail closed)
+//! until a fetch succeeds again, so a retired key cannot be kept alive by keeping the endpoint
+//! down.
 
 use bytes::Bytes;
 use http::Uri;
@@ -61,14 +64,17 @@ pub struct Jwks {
     client: Client<hyper_rustls::HttpsConnector<HttpConnector>, Empty<Bytes>>,
     cooldown: Duration,
     ttl: Duration,
+    /// How long after the last good fetch its keys are still used.
+    max_stale: Duration,
     state: RwLock<State>,
     fetch: tokio::sync::Mutex<()>,
     fetches: AtomicU64,
 }
 
 impl Jwks {
-    /// `tls`: the roots an `https://` JWK set URL is verified against.
-    pub fn new(url: Uri, cooldown: Duration, ttl: Duration, tls: rustls::ClientConfig) -> Self {
+    /// `tls`: the roots an `https://` JWK set URL is verified against; `max_stale`: how long the
+    /// keys of the last good fetch outlive failed ones.
+    pub fn new(url: Uri, cooldown: Duration, ttl: Duration, max_stale: Duration, tls: rustls::ClientConfig) -> Self {
         let mut http = HttpConnector::new();
         http.set_connect_timeout(Some(FETCH_TIMEOUT));
         http.enforce_http(false);
@@ -82,6 +88,7 @@ impl Jwks {
             client: Client::builder(TokioExecutor::new()).build(connector),
             cooldown,
             ttl,
+            max_stale,
             state: RwLock::new(State::default()),
             fetch: tokio::sync::Mutex::new(()),
             fetches: AtomicU64::new(0),
@@ -94,8 +101,18 @@ impl Jwks {
     }
 
     /// The key named `kid`, fetching the set first when it is stale or lacks `kid` and the
-    /// cooldown allows.
+    /// cooldown allows; none once the last good fetch is older than `max_stale`.
     pub async fn key(&self, kid: &str) -> Option<Arc<JwkKey>> {
+        let key = self.lookup(kid).await;
+        key.filter(|_| self.usable())
+    }
+
+    /// Whether the keys held may still be used: the last good fetch is within `max_stale`.
+    fn usable(&self) -> bool {
+        self.read().fetched.is_some_and(|t| t.elapsed() < self.max_stale)
+    }
+
+    async fn lookup(&self, kid: &str) -> Option<Arc<JwkKey>> {
         let stale = {
             let s = self.read();
             let now = Instant::now();
@@ -130,7 +147,8 @@ impl Jwks {
         found
     }
 
-    /// Every key, for a token without a `kid` (fetching first when the set is stale).
+    /// Every key, for a token without a `kid` (fetching first when the set is stale); none once
+    /// the last good fetch is older than `max_stale`.
     pub async fn all(&self) -> Vec<Arc<JwkKey>> {
         let stale = {
             let s = self.read();
@@ -139,6 +157,9 @@ impl Jwks {
         };
         if stale {
             self.refresh().await;
+        }
+        if !self.usable() {
+            return Vec::new();
         }
         let s = self.read();
         s.unnamed.iter().chain(s.by_kid.values()).cloned().collect()

@@ -80,6 +80,7 @@ impl Keys {
                 jwks_uri(url)?,
                 Duration::from_secs(config.jwks_refresh_cooldown_secs),
                 Duration::from_secs(config.jwks_cache_secs),
+                Duration::from_secs(config.jwks_max_stale_secs),
                 crate::tls::client_config(None).map_err(|e| e.to_string())?,
             )),
             None => None,
@@ -135,6 +136,9 @@ pub fn validate(config: &JwtIdentity) -> Result<(), ConfigError> {
     }
     if config.jwks_refresh_cooldown_secs == 0 {
         return Err(invalid("identity.jwt.jwks_refresh_cooldown_secs", "at least 1".into()));
+    }
+    if config.jwks_max_stale_secs < config.jwks_cache_secs {
+        return Err(invalid("identity.jwt.jwks_max_stale_secs", "at least `jwks_cache_secs`".into()));
     }
     if let Some(url) = &config.jwks_url {
         jwks_uri(url).map_err(|m| invalid("identity.jwt.jwks_url", m))?;

@@ -18,23 +18,23 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 const PEER: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
-const ISSUER: &str = "https://idp.example";
-const AUDIENCE: &str = "icegate";
+pub(crate) const ISSUER: &str = "https://idp.example";
+pub(crate) const AUDIENCE: &str = "icegate";
 
-fn data(name: &str) -> PathBuf {
+pub(crate) fn data(name: &str) -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/jwt")).join(name)
 }
 
-fn pem(name: &str) -> Vec<u8> {
+pub(crate) fn pem(name: &str) -> Vec<u8> {
     std::fs::read(data(name)).unwrap()
 }
 
-fn now() -> i64 {
+pub(crate) fn now() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() as i64
 }
 
 /// Standard claims for a valid token, plus `extra`.
-fn claims(extra: Value) -> Value {
+pub(crate) fn claims(extra: Value) -> Value {
     let mut c = json!({ "sub": "alice", "iss": ISSUER, "aud": AUDIENCE, "exp": now() + 600, "iat": now() });
     for (k, v) in extra.as_object().unwrap() {
         if v.is_null() {
@@ -46,22 +46,22 @@ fn claims(extra: Value) -> Value {
     c
 }
 
-fn sign(alg: Algorithm, key: &EncodingKey, kid: Option<&str>, claims: &Value) -> String {
+pub(crate) fn sign(alg: Algorithm, key: &EncodingKey, kid: Option<&str>, claims: &Value) -> String {
     let mut header = Header::new(alg);
     header.kid = kid.map(str::to_owned);
     jsonwebtoken::encode(&header, claims, key).unwrap()
 }
 
-fn rsa(name: &str) -> EncodingKey {
+pub(crate) fn rsa(name: &str) -> EncodingKey {
     EncodingKey::from_rsa_pem(&pem(name)).unwrap()
 }
 
-fn identity(jwt: JwtIdentity, providers: Vec<Provider>) -> Identity {
+pub(crate) fn identity(jwt: JwtIdentity, providers: Vec<Provider>) -> Identity {
     Identity { providers, jwt, ..Identity::default() }
 }
 
 /// The provider with the static RSA and EC public keys.
-fn static_config() -> JwtIdentity {
+pub(crate) fn static_config() -> JwtIdentity {
     JwtIdentity {
         issuer: Some(ISSUER.into()),
         audience: Some(AUDIENCE.into()),
@@ -71,17 +71,17 @@ fn static_config() -> JwtIdentity {
     }
 }
 
-fn bearer(token: &str) -> HeaderMap {
+pub(crate) fn bearer(token: &str) -> HeaderMap {
     let mut h = HeaderMap::new();
     h.insert("authorization", format!("Bearer {token}").parse().unwrap());
     h
 }
 
-async fn who(config: &Identity, token: &str) -> Result<icegate::roles::Principal, IdentityError> {
+pub(crate) async fn who(config: &Identity, token: &str) -> Result<icegate::roles::Principal, IdentityError> {
     identify(config, &bearer(token), &icegate::identity::Peer::plain(PEER)).await
 }
 
-async fn refused(config: &Identity, token: &str) -> String {
+pub(crate) async fn refused(config: &Identity, token: &str) -> String {
     match who(config, token).await {
         Err(IdentityError::Invalid(m)) => m,
         other => panic!("expected an invalid credential, got {other:?}"),
@@ -240,15 +240,15 @@ fn the_config_is_checked() {
 }
 
 /// A JWK set endpoint whose keys the test can swap, counting its hits.
-struct JwksServer {
+pub(crate) struct JwksServer {
     upstream: FakeUpstream,
-    keys: Arc<Mutex<Vec<Jwk>>>,
+    pub(crate) keys: Arc<Mutex<Vec<Jwk>>>,
     /// Answer 500 instead of the set.
-    failing: Arc<AtomicBool>,
+    pub(crate) failing: Arc<AtomicBool>,
 }
 
 impl JwksServer {
-    async fn start(keys: Vec<Jwk>) -> Self {
+    pub(crate) async fn start(keys: Vec<Jwk>) -> Self {
         let keys = Arc::new(Mutex::new(keys));
         let failing = Arc::new(AtomicBool::new(false));
         let (served, fail) = (keys.clone(), failing.clone());
@@ -263,11 +263,11 @@ impl JwksServer {
         Self { upstream, keys, failing }
     }
 
-    fn hits(&self) -> usize {
+    pub(crate) fn hits(&self) -> usize {
         self.upstream.requests().len()
     }
 
-    fn config(&self, cooldown: u64) -> JwtIdentity {
+    pub(crate) fn config(&self, cooldown: u64) -> JwtIdentity {
         JwtIdentity {
             issuer: Some(ISSUER.into()),
             audience: Some(AUDIENCE.into()),
@@ -278,14 +278,14 @@ impl JwksServer {
     }
 }
 
-fn jwk(private_pem: &str, kid: &str) -> Jwk {
+pub(crate) fn jwk(private_pem: &str, kid: &str) -> Jwk {
     let mut jwk = Jwk::from_encoding_key(&rsa(private_pem), Algorithm::RS256).unwrap();
     jwk.common.key_id = Some(kid.to_owned());
     jwk
 }
 
 /// `n` requests at once with `token`; how many were accepted.
-async fn burst(c: &Identity, token: &str, n: usize) -> usize {
+pub(crate) async fn burst(c: &Identity, token: &str, n: usize) -> usize {
     let tasks: Vec<_> = (0..n)
         .map(|_| {
             let (c, token) = (c.clone(), token.to_owned());

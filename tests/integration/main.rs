@@ -2,11 +2,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod attacks;
 mod cli;
 mod conformance;
 mod deploy;
 mod fake_upstream;
 mod identity_jwt;
+mod java_names;
 mod messages;
 mod openapi;
 mod policy_load;

@@ -80,7 +80,7 @@ impl ConfigMap {
 }
 
 /// icegate serving `policy` (and `shadow`) in front of `upstream`, with its reload task.
-async fn start(upstream: &FakeUpstream, policy: &Path, shadow: Option<&Path>) -> (SocketAddr, Arc<Shared>) {
+pub(crate) async fn start(upstream: &FakeUpstream, policy: &Path, shadow: Option<&Path>) -> (SocketAddr, Arc<Shared>) {
     let mut config = icegate::config::Config::load(
         None,
         icegate::config::Overrides {
