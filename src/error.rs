@@ -153,6 +153,17 @@ impl From<&ListError> for Refusal {
     }
 }
 
+impl From<&crate::owners::OwnersError> for Refusal {
+    /// The ownership store cannot be written: creates, drops and renames wait (DESIGN.md §4).
+    fn from(e: &crate::owners::OwnersError) -> Self {
+        Self::new(
+            503,
+            "ServiceUnavailableException",
+            format!("creates, drops and renames are unavailable while the ownership store cannot be written: {e}"),
+        )
+    }
+}
+
 /// The HTTP response of a refusal: the Iceberg error JSON, never cached.
 pub fn response(refusal: &Refusal) -> http::Response<crate::forward::Body> {
     use http_body_util::BodyExt;

@@ -63,6 +63,7 @@ pub fn run(config: Config) -> Result<(), RunError> {
             tokio::spawn(crate::admin::serve(shared.clone(), admin, until_stopped())),
             tokio::spawn(crate::admin::probe_upstream(shared.clone(), until_stopped())),
             tokio::spawn(crate::reload::run(shared.clone(), until_stopped())),
+            tokio::spawn(crate::owners::settle::run(shared.clone(), until_stopped())),
         ];
         tracing::info!(%listen, admin = %admin_addr, upstream = shared.upstream.authority(), policy = %stats, "icegate listening");
         crate::server::serve_with(shared, listener, tls, shutdown_signal(), grace).await;

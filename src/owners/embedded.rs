@@ -1,0 +1,263 @@
+//! The embedded ownership store: one SQLite file (WAL, `synchronous = FULL`, so a commit is
+//! fsync'd before it returns), its schema migrations, and the statements the store runs.
+
+use super::index::{Kind, Record, Source};
+use super::settle::Settlement;
+use super::{Change, Intent, Object, OwnersError};
+use crate::policy::model::OwnerType;
+use rusqlite::{Connection, OptionalExtension, params};
+use std::path::Path;
+use std::time::Duration;
+
+/// Schema migrations, applied in order; `PRAGMA user_version` is how many have run. The same
+/// statements serve PostgreSQL (no SQLite-only types).
+const MIGRATIONS: &[&str] = &[
+    // 1: the records and the intents of changes not yet settled
+    "CREATE TABLE owners (
+        object_type TEXT NOT NULL CHECK (object_type IN ('SCHEMA', 'TABLE', 'VIEW')),
+        full_name TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        owner_type TEXT NOT NULL CHECK (owner_type IN ('USER', 'GROUP')),
+        created_at TEXT NOT NULL,
+        source TEXT NOT NULL CHECK (source IN ('creation', 'operator')),
+        PRIMARY KEY (object_type, full_name)
+    );
+    CREATE TABLE intents (
+        id INTEGER PRIMARY KEY,
+        op TEXT NOT NULL CHECK (op IN ('create', 'drop', 'rename')),
+        object_type TEXT NOT NULL,
+        full_name TEXT NOT NULL,
+        path TEXT NOT NULL,
+        to_full_name TEXT,
+        to_path TEXT,
+        user_name TEXT NOT NULL,
+        confirmable INTEGER NOT NULL,
+        started_at TEXT NOT NULL
+    );",
+];
+
+/// An open store file.
+#[derive(Debug)]
+pub struct Embedded {
+    conn: Connection,
+}
+
+fn db(e: rusqlite::Error) -> OwnersError {
+    OwnersError::Store(e.to_string())
+}
+
+impl Embedded {
+    /// Opens (creating) the file and brings its schema up to date.
+    pub fn open(path: &Path, busy_timeout: Duration) -> Result<Self, OwnersError> {
+        let open = || -> Result<Self, rusqlite::Error> {
+            let mut conn = Connection::open(path)?;
+            conn.busy_timeout(busy_timeout)?;
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+            conn.pragma_update(None, "synchronous", "FULL")?;
+            let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+            let tx = conn.transaction()?;
+            for (i, sql) in MIGRATIONS.iter().enumerate() {
+                if i64::try_from(i).unwrap_or(i64::MAX) >= version {
+                    tx.execute_batch(sql)?;
+                }
+            }
+            tx.pragma_update(None, "user_version", MIGRATIONS.len())?;
+            tx.commit()?;
+            Ok(Self { conn })
+        };
+        open().map_err(|e| OwnersError::Open { path: path.display().to_string(), reason: e.to_string() })
+    }
+
+    pub fn records(&self) -> Result<Vec<Record>, OwnersError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT object_type, full_name, owner, owner_type, created_at, source FROM owners")
+            .map_err(db)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                ))
+            })
+            .map_err(db)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (kind, full_name, owner, owner_type, created_at, source) = row.map_err(db)?;
+            let bad = |what: &str, v: &str| OwnersError::Store(format!("stored {what} `{v}` is not valid"));
+            out.push(Record {
+                kind: Kind::parse(&kind).ok_or_else(|| bad("object type", &kind))?,
+                full_name,
+                owner,
+                owner_type: OwnerType::parse(&owner_type).ok_or_else(|| bad("owner type", &owner_type))?,
+                created_at,
+                source: Source::parse(&source).ok_or_else(|| bad("source", &source))?,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Records the intent durably; returns its id.
+    pub fn begin(&mut self, intent: &Intent, now: &str) -> Result<i64, OwnersError> {
+        let (op, object, to) = match &intent.change {
+            Change::Create(o) => ("create", o, None),
+            Change::Drop(o) => ("drop", o, None),
+            Change::Rename { from, to } => ("rename", from, Some(to)),
+        };
+        self.conn
+            .execute(
+                "INSERT INTO intents (op, object_type, full_name, path, to_full_name, to_path, user_name, confirmable, started_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    op,
+                    object.kind.as_str(),
+                    object.full_name,
+                    object.path,
+                    to.map(|t| t.full_name.as_str()),
+                    to.map(|t| t.path.as_str()),
+                    intent.user,
+                    intent.confirmable,
+                    now
+                ],
+            )
+            .map_err(db)?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// The intents not yet settled, oldest first.
+    pub fn pending(&self) -> Result<Vec<(i64, Intent)>, OwnersError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, op, object_type, full_name, path, to_full_name, to_path, user_name, confirmable
+                 FROM intents ORDER BY id",
+            )
+            .map_err(db)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, Option<String>>(5)?,
+                    r.get::<_, Option<String>>(6)?,
+                    r.get::<_, String>(7)?,
+                    r.get::<_, bool>(8)?,
+                ))
+            })
+            .map_err(db)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, op, kind, full_name, path, to_name, to_path, user, confirmable) = row.map_err(db)?;
+            let kind = Kind::parse(&kind).ok_or_else(|| OwnersError::Store(format!("stored object type `{kind}`")))?;
+            let object = Object { kind, full_name, path };
+            let change = match (op.as_str(), to_name, to_path) {
+                ("create", _, _) => Change::Create(object),
+                ("drop", _, _) => Change::Drop(object),
+                ("rename", Some(full_name), Some(path)) => {
+                    Change::Rename { from: object, to: Object { kind, full_name, path } }
+                }
+                _ => return Err(OwnersError::Store(format!("stored intent {id} is not valid"))),
+            };
+            out.push((id, Intent { change, user, confirmable }));
+        }
+        Ok(out)
+    }
+
+    /// Settles an intent in one transaction: applies its change when it happened, and forgets
+    /// the intent either way.
+    pub fn settle(&mut self, id: i64, intent: &Intent, settlement: Settlement, now: &str) -> Result<(), OwnersError> {
+        let tx = self.conn.transaction().map_err(db)?;
+        if let Settlement::Happened { direct } = settlement {
+            match &intent.change {
+                Change::Create(o) => {
+                    // A reconciled create never replaces an owner recorded in the meantime.
+                    let on_conflict = if direct {
+                        "DO UPDATE SET owner = excluded.owner, owner_type = excluded.owner_type,
+                         created_at = excluded.created_at, source = excluded.source"
+                    } else {
+                        "DO NOTHING"
+                    };
+                    tx.execute(
+                        &format!(
+                            "INSERT INTO owners (object_type, full_name, owner, owner_type, created_at, source)
+                             VALUES (?1, ?2, ?3, 'USER', ?4, 'creation') ON CONFLICT (object_type, full_name) {on_conflict}"
+                        ),
+                        params![o.kind.as_str(), o.full_name, intent.user, now],
+                    )
+                    .map_err(db)?;
+                }
+                Change::Drop(o) => {
+                    tx.execute(
+                        "DELETE FROM owners WHERE object_type = ?1 AND full_name = ?2",
+                        params![o.kind.as_str(), o.full_name],
+                    )
+                    .map_err(db)?;
+                }
+                Change::Rename { from, to } => {
+                    tx.execute(
+                        "DELETE FROM owners WHERE object_type = ?1 AND full_name = ?2",
+                        params![to.kind.as_str(), to.full_name],
+                    )
+                    .map_err(db)?;
+                    tx.execute(
+                        "UPDATE owners SET full_name = ?3 WHERE object_type = ?1 AND full_name = ?2",
+                        params![from.kind.as_str(), from.full_name, to.full_name],
+                    )
+                    .map_err(db)?;
+                }
+            }
+        }
+        tx.execute("DELETE FROM intents WHERE id = ?1", params![id]).map_err(db)?;
+        tx.commit().map_err(db)
+    }
+
+    /// `icegate owners set`.
+    pub fn set(&mut self, record: &Record) -> Result<(), OwnersError> {
+        let owner_type = if record.owner_type == OwnerType::User { "USER" } else { "GROUP" };
+        self.conn
+            .execute(
+                "INSERT INTO owners (object_type, full_name, owner, owner_type, created_at, source)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (object_type, full_name) DO UPDATE SET owner = excluded.owner,
+                 owner_type = excluded.owner_type, created_at = excluded.created_at, source = excluded.source",
+                params![
+                    record.kind.as_str(),
+                    record.full_name,
+                    record.owner,
+                    owner_type,
+                    record.created_at,
+                    record.source.as_str()
+                ],
+            )
+            .map(drop)
+            .map_err(db)
+    }
+
+    /// `icegate owners remove`; false when there was no record.
+    pub fn remove(&mut self, kind: Kind, full_name: &str) -> Result<bool, OwnersError> {
+        let n = self
+            .conn
+            .execute("DELETE FROM owners WHERE object_type = ?1 AND full_name = ?2", params![kind.as_str(), full_name])
+            .map_err(db)?;
+        Ok(n > 0)
+    }
+
+    /// One record, for tests and the CLI.
+    pub fn get(&self, kind: Kind, full_name: &str) -> Result<Option<String>, OwnersError> {
+        self.conn
+            .query_row(
+                "SELECT owner FROM owners WHERE object_type = ?1 AND full_name = ?2",
+                params![kind.as_str(), full_name],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(db)
+    }
+}
