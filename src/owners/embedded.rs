@@ -249,7 +249,12 @@ impl Embedded {
         Ok(n > 0)
     }
 
-    /// One record, for tests and the CLI.
+    /// Changes whenever another connection commits to the file.
+    pub fn data_version(&self) -> Result<i64, OwnersError> {
+        self.conn.pragma_query_value(None, "data_version", |r| r.get(0)).map_err(db)
+    }
+
+    /// One record's owner.
     pub fn get(&self, kind: Kind, full_name: &str) -> Result<Option<String>, OwnersError> {
         self.conn
             .query_row(

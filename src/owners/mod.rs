@@ -9,6 +9,7 @@
 //! whether the object exists ([`settle`]); an intent that cannot be settled stays pending and
 //! is retried at start-up and every `reconcile_interval_seconds`.
 
+pub mod cli;
 pub mod embedded;
 pub mod index;
 pub mod plan;
@@ -44,13 +45,14 @@ pub struct Config {
     pub path: Option<PathBuf>,
     /// How long a write waits for a lock held by another process before it fails.
     pub busy_timeout_ms: u64,
-    /// How often intents left pending by ambiguous upstream answers are reconciled.
-    pub reconcile_interval_seconds: u64,
+    /// How often intents left pending by ambiguous upstream answers are reconciled, and
+    /// changes made by other processes (`icegate owners set`) are picked up.
+    pub poll_interval_seconds: u64,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Self { store: None, path: None, busy_timeout_ms: 2000, reconcile_interval_seconds: 30 }
+        Self { store: None, path: None, busy_timeout_ms: 2000, poll_interval_seconds: 5 }
     }
 }
 
@@ -117,16 +119,16 @@ struct Inner {
     index: Arc<OwnerIndex>,
     /// Bumped at every change of `index`, so an older index is never published over a newer.
     version: u64,
+    /// SQLite's `data_version` when the file was last read: it changes when another
+    /// connection commits.
+    data_version: Option<i64>,
 }
 
 impl Owners {
     /// Opens the configured store. A store that does not open is logged, not fatal: icegate
     /// serves, refusing creates, drops and renames with 503 until a later write opens it.
     pub fn open(config: &Config) -> Arc<Self> {
-        let owners = Arc::new(Self {
-            config: config.clone(),
-            inner: Mutex::new(Inner { store: None, index: Arc::default(), version: 0 }),
-        });
+        let owners = Self::open_quiet(config);
         match config.kind() {
             StoreKind::Off => {
                 tracing::warn!("ownership store is off: created objects get no owner (set `[owners] path` to keep one)")
@@ -139,6 +141,14 @@ impl Owners {
             },
         }
         owners
+    }
+
+    /// Without the start-up log lines (the `icegate owners` commands).
+    pub fn open_quiet(config: &Config) -> Arc<Self> {
+        Arc::new(Self {
+            config: config.clone(),
+            inner: Mutex::new(Inner { store: None, index: Arc::default(), version: 0, data_version: None }),
+        })
     }
 
     pub fn is_on(&self) -> bool {
@@ -170,14 +180,14 @@ impl Owners {
         };
         if inner.store.is_none() {
             let store = Embedded::open(&path, Duration::from_millis(self.config.busy_timeout_ms))?;
-            let records = store.records()?;
-            inner.index = Arc::new(OwnerIndex::from_records(records));
+            inner.data_version = Some(store.data_version()?);
+            inner.index = Arc::new(OwnerIndex::from_records(store.records()?));
             inner.version += 1;
             inner.store = Some(store);
         }
-        let Inner { store, index, version } = &mut *inner;
+        let Inner { store, index, version, data_version } = &mut *inner;
         let Some(store) = store.as_mut() else { return Err(OwnersError::Off) };
-        f(store, &mut IndexGuard { index, version })
+        f(store, &mut IndexGuard { index, version, data_version })
     }
 
     /// Writes the intents durably; their ids in order. Blocking.
@@ -221,9 +231,19 @@ impl Owners {
         })
     }
 
-    /// Opens the store if it is not, so the index reflects the file. Blocking.
-    pub fn load(&self) -> Result<(), OwnersError> {
-        self.with_store(|_, _| Ok(()))
+    /// Re-reads the file when another process changed it (`icegate owners set`, a second
+    /// process on the same file); true when the index changed. Blocking.
+    pub fn refresh(&self) -> Result<bool, OwnersError> {
+        self.with_store(|store, index| {
+            let seen = store.data_version()?;
+            if Some(seen) == *index.data_version {
+                return Ok(false);
+            }
+            let fresh = OwnerIndex::from_records(store.records()?);
+            *index.data_version = Some(seen);
+            index.update(|ix| *ix = fresh);
+            Ok(true)
+        })
     }
 }
 
@@ -231,6 +251,7 @@ impl Owners {
 struct IndexGuard<'a> {
     index: &'a mut Arc<OwnerIndex>,
     version: &'a mut u64,
+    data_version: &'a mut Option<i64>,
 }
 
 impl IndexGuard<'_> {

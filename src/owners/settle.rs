@@ -178,15 +178,26 @@ pub async fn reconcile_pending(shared: &Shared) -> usize {
     left
 }
 
-/// The background task: reconciles at start-up and every `reconcile_interval_seconds`.
+/// Picks up changes other processes made to the store (`icegate owners`), then reconciles.
+pub async fn poll(shared: &Shared) -> usize {
+    let owners = Arc::clone(&shared.owners);
+    match blocking(move || owners.refresh()).await {
+        Ok(true) => tracing::info!("ownership store changed outside this process; index reloaded"),
+        Ok(false) => {}
+        Err(e) => tracing::warn!(error = %e, "cannot read the ownership store; deciding from its last view"),
+    }
+    reconcile_pending(shared).await
+}
+
+/// The background task: [`poll`] at start-up and every `poll_interval_seconds`.
 pub async fn run(shared: Arc<Shared>, stopped: impl std::future::Future<Output = ()>) {
     if !shared.owners.is_on() {
         return;
     }
-    let every = std::time::Duration::from_secs(shared.owners.config().reconcile_interval_seconds.max(1));
+    let every = std::time::Duration::from_secs(shared.owners.config().poll_interval_seconds.max(1));
     let work = async {
         loop {
-            reconcile_pending(&shared).await;
+            poll(&shared).await;
             tokio::time::sleep(every).await;
         }
     };

@@ -9,6 +9,7 @@ mod fake_upstream;
 mod identity_jwt;
 mod messages;
 mod openapi;
+mod owners;
 mod policy_load;
 mod properties;
 mod reload;

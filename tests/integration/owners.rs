@@ -1,0 +1,404 @@
+//! Issue 9: ownership by creation. A fake catalog that keeps which objects exist, icegate in
+//! front of it with an embedded ownership store, and the rules of DESIGN.md §4.
+
+use crate::fake_upstream::{Answer, FakeUpstream, Gate, Recorded, Reply, basic, gate, send};
+use crate::support::TempDir;
+use icegate::owners::index::Kind;
+use serde_json::json;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// alice and bob may create tables in `s` and `s2` but hold no MODIFY_TABLE.
+const POLICY: &str = r"
+version: 1
+metalake: lake
+default_catalog: prod
+users:
+  - { name: alice, roles: [creator] }
+  - { name: bob, roles: [creator] }
+roles:
+  - name: creator
+    securableObjects:
+      - { type: CATALOG, fullName: prod, privileges: [ { name: USE_CATALOG, condition: ALLOW } ] }
+      - type: SCHEMA
+        fullName: prod.s
+        privileges: [ { name: USE_SCHEMA, condition: ALLOW }, { name: CREATE_TABLE, condition: ALLOW } ]
+      - type: SCHEMA
+        fullName: prod.s2
+        privileges: [ { name: USE_SCHEMA, condition: ALLOW }, { name: CREATE_TABLE, condition: ALLOW } ]
+";
+
+const METADATA: &str = r#"{"format-version":2,"table-uuid":"u","location":"file:///wh/t","schemas":[{"type":"struct","schema-id":0,"fields":[]}]}"#;
+
+fn table_reply() -> Reply {
+    Reply::raw(200, &format!(r#"{{"metadata-location":"file:///wh/t/m.json","metadata":{METADATA},"config":{{}}}}"#))
+}
+
+/// A catalog that remembers which table paths exist. A table named `boom` is a 500 that
+/// creates nothing; `slow` is created and answered late; `lost` is answered late and not
+/// created.
+fn catalog(existing: Arc<Mutex<HashSet<String>>>) -> impl Fn(&Recorded) -> Reply + Send + Sync + 'static {
+    move |r: &Recorded| {
+        let mut set = existing.lock().unwrap();
+        let path = r.target.split('?').next().unwrap_or_default().to_owned();
+        let body: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or(json!({}));
+        match (r.method.as_str(), path.as_str()) {
+            ("HEAD", p) => Reply::raw(if set.contains(p) { 204 } else { 404 }, ""),
+            ("POST", "/v1/tables/rename") => {
+                let at = |k: &str| {
+                    format!(
+                        "/v1/namespaces/{}/tables/{}",
+                        body[k]["namespace"][0].as_str().unwrap(),
+                        body[k]["name"].as_str().unwrap()
+                    )
+                };
+                if set.remove(&at("source")) {
+                    set.insert(at("destination"));
+                    Reply::raw(204, "")
+                } else {
+                    Reply::json(
+                        404,
+                        json!({"error": {"message": "no such table", "type": "NoSuchTableException", "code": 404}}),
+                    )
+                }
+            }
+            ("POST", p) if p.ends_with("/tables") => {
+                let name = body["name"].as_str().unwrap_or_default();
+                let table = format!("{p}/{name}");
+                match name {
+                    "boom" => {
+                        Reply::json(500, json!({"error": {"message": "boom", "type": "ServerError", "code": 500}}))
+                    }
+                    "lost" => Reply::ok().after(Duration::from_millis(1500)),
+                    _ if set.contains(&table) => Reply::json(
+                        409,
+                        json!({"error": {"message": "exists", "type": "AlreadyExistsException", "code": 409}}),
+                    ),
+                    _ => {
+                        set.insert(table);
+                        if name == "slow" { table_reply().after(Duration::from_millis(1500)) } else { table_reply() }
+                    }
+                }
+            }
+            ("POST", p) | ("GET", p) if set.contains(p) => table_reply(),
+            ("DELETE", p) if set.remove(p) => Reply::raw(204, ""),
+            _ => Reply::json(
+                404,
+                json!({"error": {"message": "no such table", "type": "NoSuchTableException", "code": 404}}),
+            ),
+        }
+    }
+}
+
+struct Setup {
+    upstream: FakeUpstream,
+    gate: Gate,
+    store: PathBuf,
+    _dir: TempDir,
+}
+
+async fn setup() -> Setup {
+    let dir = TempDir::new("owners");
+    let store = dir.path().join("owners.db");
+    let upstream = FakeUpstream::start(catalog(Arc::default())).await;
+    let gate = start(&upstream, &store).await;
+    Setup { upstream, gate, store, _dir: dir }
+}
+
+async fn start(upstream: &FakeUpstream, store: &Path) -> Gate {
+    let path = store.to_owned();
+    gate(&upstream.url(""), POLICY, move |c| {
+        c.owners.path = Some(path);
+        c.owners.busy_timeout_ms = 200;
+        c.upstream.response_timeout_ms = 500;
+    })
+    .await
+}
+
+async fn call(g: &Gate, user: &str, method: &str, target: &str, body: &serde_json::Value) -> Answer {
+    let bytes = if body.is_null() { Vec::new() } else { body.to_string().into_bytes() };
+    let mut headers = vec![("authorization", basic(user))];
+    if !bytes.is_empty() {
+        headers.push(("content-type", "application/json".to_owned()));
+    }
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    send(g.addr, method, target, &headers, &bytes).await
+}
+
+fn create(name: &str) -> serde_json::Value {
+    json!({"name": name, "schema": {"type": "struct", "fields": []}})
+}
+
+fn append() -> serde_json::Value {
+    json!({"requirements": [], "updates": [{"action": "set-properties", "updates": {"k": "v"}}]})
+}
+
+/// The owner the store file holds for a table, read as a separate process would.
+fn owner_in(store: &Path, name: &str) -> Option<String> {
+    let config = icegate::owners::Config { path: Some(store.to_owned()), ..Default::default() };
+    let owners = icegate::owners::Owners::open_quiet(&config);
+    owners.refresh().unwrap();
+    owners.index().get(Kind::Table, name).map(|r| r.owner.clone())
+}
+
+fn posts(upstream: &FakeUpstream) -> usize {
+    upstream.requests().iter().filter(|r| r.method != "HEAD").count()
+}
+
+#[tokio::test]
+async fn owners_the_creator_may_modify_and_drop_what_it_created_and_others_may_not() {
+    let s = setup().await;
+    let g = &s.gate;
+    assert_eq!(call(g, "alice", "POST", "/v1/namespaces/s/tables", &create("t")).await.status, 200);
+    assert_eq!(owner_in(&s.store, "prod.s.t").as_deref(), Some("alice"));
+    // alice holds no MODIFY_TABLE: ownership is what lets her write
+    assert_eq!(call(g, "alice", "POST", "/v1/namespaces/s/tables/t", &append()).await.status, 200);
+    call(g, "bob", "POST", "/v1/namespaces/s/tables/t", &append()).await.assert_error(403, "ForbiddenException");
+    call(g, "bob", "DELETE", "/v1/namespaces/s/tables/t", &json!(null)).await.assert_error(403, "ForbiddenException");
+    assert_eq!(call(g, "alice", "DELETE", "/v1/namespaces/s/tables/t", &json!(null)).await.status, 204);
+    assert_eq!(owner_in(&s.store, "prod.s.t"), None, "a drop removes the record");
+    // bob creates a table of that name now: it is his
+    assert_eq!(call(g, "bob", "POST", "/v1/namespaces/s/tables", &create("t")).await.status, 200);
+    call(g, "alice", "POST", "/v1/namespaces/s/tables/t", &append()).await.assert_error(403, "ForbiddenException");
+}
+
+#[tokio::test]
+async fn owners_a_failed_create_records_nothing() {
+    let s = setup().await;
+    let g = &s.gate;
+    assert_eq!(call(g, "alice", "POST", "/v1/namespaces/s/tables", &create("t")).await.status, 200);
+    // 409: bob's create of alice's table leaves alice the owner
+    assert_eq!(call(g, "bob", "POST", "/v1/namespaces/s/tables", &create("t")).await.status, 409);
+    assert_eq!(owner_in(&s.store, "prod.s.t").as_deref(), Some("alice"));
+    // 500 that created nothing: the upstream is asked, and nothing is recorded
+    assert_eq!(call(g, "bob", "POST", "/v1/namespaces/s/tables", &create("boom")).await.status, 500);
+    assert_eq!(owner_in(&s.store, "prod.s.boom"), None);
+}
+
+#[tokio::test]
+async fn owners_a_timed_out_create_is_reconciled_by_asking_the_upstream() {
+    let s = setup().await;
+    let g = &s.gate;
+    // created upstream, answered after icegate gave up: the record is there
+    call(g, "alice", "POST", "/v1/namespaces/s/tables", &create("slow"))
+        .await
+        .assert_error(504, "GatewayTimeoutException");
+    assert_eq!(owner_in(&s.store, "prod.s.slow").as_deref(), Some("alice"));
+    assert_eq!(call(g, "alice", "POST", "/v1/namespaces/s/tables/slow", &append()).await.status, 200);
+    // timed out and not created: nothing
+    call(g, "alice", "POST", "/v1/namespaces/s/tables", &create("lost"))
+        .await
+        .assert_error(504, "GatewayTimeoutException");
+    assert_eq!(owner_in(&s.store, "prod.s.lost"), None);
+}
+
+#[tokio::test]
+async fn owners_a_rename_moves_the_record_across_namespaces() {
+    let s = setup().await;
+    let g = &s.gate;
+    assert_eq!(call(g, "alice", "POST", "/v1/namespaces/s/tables", &create("t")).await.status, 200);
+    let rename =
+        json!({"source": {"namespace": ["s"], "name": "t"}, "destination": {"namespace": ["s2"], "name": "t2"}});
+    call(g, "bob", "POST", "/v1/tables/rename", &rename).await.assert_error(403, "ForbiddenException");
+    assert_eq!(call(g, "alice", "POST", "/v1/tables/rename", &rename).await.status, 204);
+    assert_eq!(owner_in(&s.store, "prod.s.t"), None);
+    assert_eq!(owner_in(&s.store, "prod.s2.t2").as_deref(), Some("alice"));
+    assert_eq!(call(g, "alice", "POST", "/v1/namespaces/s2/tables/t2", &append()).await.status, 200);
+    call(g, "bob", "POST", "/v1/namespaces/s2/tables/t2", &append()).await.assert_error(403, "ForbiddenException");
+}
+
+#[tokio::test]
+async fn owners_while_the_store_cannot_be_written_creates_drops_and_renames_are_503_and_not_forwarded() {
+    let s = setup().await;
+    let g = &s.gate;
+    assert_eq!(call(g, "alice", "POST", "/v1/namespaces/s/tables", &create("t")).await.status, 200);
+    let forwarded = posts(&s.upstream);
+    // another process holds the write lock
+    let lock = rusqlite::Connection::open(&s.store).unwrap();
+    lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let m = call(g, "alice", "POST", "/v1/namespaces/s/tables", &create("u"))
+        .await
+        .assert_error(503, "ServiceUnavailableException");
+    assert!(m.contains("ownership store"), "{m}");
+    call(g, "alice", "DELETE", "/v1/namespaces/s/tables/t", &json!(null))
+        .await
+        .assert_error(503, "ServiceUnavailableException");
+    let rename =
+        json!({"source": {"namespace": ["s"], "name": "t"}, "destination": {"namespace": ["s"], "name": "t3"}});
+    call(g, "alice", "POST", "/v1/tables/rename", &rename).await.assert_error(503, "ServiceUnavailableException");
+    assert_eq!(posts(&s.upstream), forwarded, "nothing was forwarded");
+    // everything else decides from the last view
+    assert_eq!(call(g, "alice", "POST", "/v1/namespaces/s/tables/t", &append()).await.status, 200);
+    drop(lock);
+    assert_eq!(call(g, "alice", "DELETE", "/v1/namespaces/s/tables/t", &json!(null)).await.status, 204);
+}
+
+#[tokio::test]
+async fn owners_records_survive_a_restart() {
+    let mut s = setup().await;
+    assert_eq!(call(&s.gate, "alice", "POST", "/v1/namespaces/s/tables", &create("t")).await.status, 200);
+    s.gate.shut_down();
+    let g = start(&s.upstream, &s.store).await;
+    assert_eq!(call(&g, "alice", "POST", "/v1/namespaces/s/tables/t", &append()).await.status, 200);
+    call(&g, "bob", "POST", "/v1/namespaces/s/tables/t", &append()).await.assert_error(403, "ForbiddenException");
+}
+
+#[tokio::test]
+async fn owners_the_audit_reason_names_the_creation() {
+    let s = setup().await;
+    let g = &s.gate;
+    assert_eq!(call(g, "alice", "POST", "/v1/namespaces/s/tables", &create("t")).await.status, 200);
+    let a = call(g, "alice", "DELETE", "/v1/namespaces/s/tables/t", &json!(null)).await;
+    assert_eq!(a.status, 204);
+    // the reason itself is checked through the evaluator
+    let snap = crate::support::load(POLICY);
+    let index = icegate::owners::index::OwnerIndex::from_records([icegate::owners::index::Record {
+        kind: Kind::Table,
+        full_name: "prod.s.t".into(),
+        owner: "alice".into(),
+        owner_type: icegate::policy::model::OwnerType::User,
+        created_at: "2026-12-02T13:45:00.000Z".into(),
+        source: icegate::owners::index::Source::Creation,
+    }]);
+    let principal = icegate::roles::Principal { user: "alice".into(), ..Default::default() };
+    let user = icegate::roles::check_user(&snap, &principal).unwrap();
+    let header = icegate::roles::parse_header(None, icegate::roles::OwnershipMode::Always).unwrap();
+    let narrowed =
+        icegate::roles::narrow(&snap, &principal, user, &header, icegate::roles::OwnershipMode::Always).unwrap();
+    let subject = narrowed.subject("alice").with_owners(&index);
+    let ns = icegate::iceberg::Namespace::new(vec!["s".into()], &[]).unwrap();
+    let req = icegate::policy::authorize::Request {
+        op: icegate::iceberg::OperationId::DropTable,
+        catalog: "prod",
+        namespace: Some(&ns),
+        name: Some("t"),
+        parent: None,
+    };
+    let d = icegate::policy::authorize::authorize_path(&snap, &subject, &req);
+    assert!(d.is_allowed());
+    let reason = icegate::policy::explain::describe(&snap, &subject, "prod", &d);
+    assert!(
+        reason.contains("TABLE `prod.s.t` is owned by user `alice` by creation at 2026-12-02T13:45:00.000Z"),
+        "{reason}"
+    );
+    // without the index (explain), the same request is denied
+    let bare = narrowed.subject("alice");
+    assert!(!icegate::policy::authorize::authorize_path(&snap, &bare, &req).is_allowed());
+}
+
+// ---- the real binary: crash safety and the operator commands ----
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+struct Binary {
+    child: std::process::Child,
+    addr: std::net::SocketAddr,
+}
+
+impl Binary {
+    async fn start(config: &Path) -> Self {
+        let text = std::fs::read_to_string(config).unwrap();
+        let listen = text.lines().find_map(|l| l.strip_prefix("listen = ")).unwrap().trim_matches('"').to_owned();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_icegate"))
+            .args(["serve", "--config", config.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let addr: std::net::SocketAddr = listen.parse().unwrap();
+        for _ in 0..200 {
+            if tokio::net::TcpStream::connect(addr).await.is_ok() {
+                return Self { child, addr };
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("icegate did not start");
+    }
+
+    /// SIGKILL: no shutdown path runs.
+    fn kill_9(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+fn owners_cli(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_icegate")).arg("owners").args(args).output().unwrap()
+}
+
+fn binary_config(dir: &TempDir, upstream: &FakeUpstream) -> PathBuf {
+    let policy = dir.write("policy.yaml", POLICY);
+    let store = dir.path().join("owners.db");
+    dir.write(
+        "icegate.toml",
+        &format!(
+            "listen = \"127.0.0.1:{}\"\nadmin_listen = \"127.0.0.1:{}\"\npolicy = \"{}\"\n[upstream]\nurl = \"{}\"\n[audit]\nenabled = false\n[owners]\npath = \"{}\"\npoll_interval_seconds = 1\n",
+            free_port(),
+            free_port(),
+            policy.display(),
+            upstream.url(""),
+            store.display()
+        ),
+    )
+}
+
+#[tokio::test]
+async fn owners_a_create_acknowledged_just_before_a_kill_9_is_there_after_restart() {
+    let dir = TempDir::new("owners-crash");
+    let upstream = FakeUpstream::start(catalog(Arc::default())).await;
+    let config = binary_config(&dir, &upstream);
+    let b = Binary::start(&config).await;
+    let g = Gate::at(b.addr);
+    assert_eq!(call(&g, "alice", "POST", "/v1/namespaces/s/tables", &create("t")).await.status, 200);
+    b.kill_9();
+    let list = owners_cli(&["list", "--config", config.to_str().unwrap()]);
+    assert!(list.status.success());
+    let stdout = String::from_utf8_lossy(&list.stdout);
+    assert!(stdout.starts_with("TABLE\tprod.s.t\tUSER\talice\tcreation\t"), "{stdout}");
+    let b = Binary::start(&config).await;
+    let g = Gate::at(b.addr);
+    assert_eq!(call(&g, "alice", "POST", "/v1/namespaces/s/tables/t", &append()).await.status, 200);
+    call(&g, "bob", "POST", "/v1/namespaces/s/tables/t", &append()).await.assert_error(403, "ForbiddenException");
+    b.kill_9();
+}
+
+#[tokio::test]
+async fn owners_operators_list_set_and_remove_and_a_running_icegate_picks_it_up() {
+    let dir = TempDir::new("owners-cli");
+    let upstream = FakeUpstream::start(catalog(Arc::default())).await;
+    let config = binary_config(&dir, &upstream);
+    let cfg = config.to_str().unwrap();
+    let b = Binary::start(&config).await;
+    let g = Gate::at(b.addr);
+    assert_eq!(call(&g, "alice", "POST", "/v1/namespaces/s/tables", &create("t")).await.status, 200);
+    // hand the table to bob
+    let set = owners_cli(&["set", "--config", cfg, "--type", "table", "--name", "prod.s.t", "--user", "bob"]);
+    assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
+    let list = String::from_utf8_lossy(&owners_cli(&["list", "--config", cfg]).stdout).into_owned();
+    assert!(list.starts_with("TABLE\tprod.s.t\tUSER\tbob\toperator\t"), "{list}");
+    let mut picked_up = false;
+    for _ in 0..40 {
+        if call(&g, "bob", "POST", "/v1/namespaces/s/tables/t", &append()).await.status == 200 {
+            picked_up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(picked_up, "the running icegate reads the change within its poll interval");
+    call(&g, "alice", "POST", "/v1/namespaces/s/tables/t", &append()).await.assert_error(403, "ForbiddenException");
+    let removed = owners_cli(&["remove", "--config", cfg, "--type", "TABLE", "--name", "prod.s.t"]);
+    assert!(removed.status.success());
+    let again = owners_cli(&["remove", "--config", cfg, "--type", "TABLE", "--name", "prod.s.t"]);
+    assert_eq!(again.status.code(), Some(1));
+    let bad = owners_cli(&["set", "--config", cfg, "--type", "TOPIC", "--name", "x", "--user", "bob"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown type `TOPIC`"));
+    let no_store = dir.write("plain.toml", "[audit]\nenabled = false\n");
+    let off = owners_cli(&["list", "--config", no_store.to_str().unwrap()]);
+    assert_eq!(off.status.code(), Some(2));
+    b.kill_9();
+}
