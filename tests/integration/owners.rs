@@ -303,7 +303,7 @@ impl Binary {
     async fn start(config: &Path) -> Self {
         let text = std::fs::read_to_string(config).unwrap();
         let listen = text.lines().find_map(|l| l.strip_prefix("listen = ")).unwrap().trim_matches('"').to_owned();
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_icegate"))
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_icegate"))
             .args(["serve", "--config", config.to_str().unwrap()])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -316,6 +316,8 @@ impl Binary {
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
+        let _ = child.kill();
+        let _ = child.wait();
         panic!("icegate did not start");
     }
 
