@@ -57,7 +57,10 @@ fn owners_config(path: &Path) -> Result<Config, String> {
     let config: Config = section.try_into().map_err(|e| format!("invalid `[owners]` in `{}`: {e}", path.display()))?;
     config.validate().map_err(|e| e.to_string())?;
     if config.kind() == super::StoreKind::Off {
-        return Err(format!("`{}` configures no ownership store (`[owners] path` is not set)", path.display()));
+        return Err(format!(
+            "`{}` configures no ownership store (`[owners] path` or `url` is not set)",
+            path.display()
+        ));
     }
     Ok(config)
 }
@@ -82,8 +85,16 @@ fn run(args: &OwnersArgs) -> Result<ExitCode, String> {
             owners_config(config)?
         }
     };
-    let owners = Owners::open_quiet(&config);
-    owners.refresh().map_err(|e| e.to_string())?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start a runtime: {e}"))?;
+    runtime.block_on(command(args, &config))
+}
+
+async fn command(args: &OwnersArgs, config: &Config) -> Result<ExitCode, String> {
+    let owners = Owners::new(config).map_err(|e| e.to_string())?;
+    owners.refresh().await.map_err(|e| e.to_string())?;
     match &args.command {
         OwnersCommand::List { .. } => {
             for r in owners.index().records() {
@@ -97,7 +108,7 @@ fn run(args: &OwnersArgs) -> Result<ExitCode, String> {
                     r.created_at
                 );
             }
-            for (_, intent) in owners.pending().map_err(|e| e.to_string())? {
+            for (_, intent) in owners.pending(std::time::Duration::ZERO).await.map_err(|e| e.to_string())? {
                 let what = match &intent.change {
                     Change::Create(o) => format!("create of {} `{}`", o.kind.as_str(), o.full_name),
                     Change::Drop(o) => format!("drop of {} `{}`", o.kind.as_str(), o.full_name),
@@ -126,11 +137,11 @@ fn run(args: &OwnersArgs) -> Result<ExitCode, String> {
                 created_at: crate::audit::rfc3339_now(),
                 source: Source::Operator,
             };
-            owners.set(&record).map_err(|e| e.to_string())?;
+            owners.set(record).await.map_err(|e| e.to_string())?;
             Ok(ExitCode::SUCCESS)
         }
         OwnersCommand::Remove { kind: k, name, .. } => {
-            if owners.remove(kind(k)?, name).map_err(|e| e.to_string())? {
+            if owners.remove(kind(k)?, name.clone()).await.map_err(|e| e.to_string())? {
                 Ok(ExitCode::SUCCESS)
             } else {
                 eprintln!("no record for {} `{name}`", k.to_uppercase());

@@ -9,9 +9,10 @@ use rusqlite::{Connection, OptionalExtension, params};
 use std::path::Path;
 use std::time::Duration;
 
-/// Schema migrations, applied in order; `PRAGMA user_version` is how many have run. The same
-/// statements serve PostgreSQL (no SQLite-only types).
-const MIGRATIONS: &[&str] = &[
+/// Schema migrations, applied in order; SQLite's `PRAGMA user_version` and PostgreSQL's
+/// `icegate_migrations` say how many have run. The same statements serve both, with `{id}`
+/// standing for each one's auto-numbered key.
+pub const MIGRATIONS: &[&str] = &[
     // 1: the records and the intents of changes not yet settled
     "CREATE TABLE owners (
         object_type TEXT NOT NULL CHECK (object_type IN ('SCHEMA', 'TABLE', 'VIEW')),
@@ -23,7 +24,7 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (object_type, full_name)
     );
     CREATE TABLE intents (
-        id INTEGER PRIMARY KEY,
+        id {id},
         op TEXT NOT NULL CHECK (op IN ('create', 'drop', 'rename')),
         object_type TEXT NOT NULL,
         full_name TEXT NOT NULL,
@@ -31,10 +32,45 @@ const MIGRATIONS: &[&str] = &[
         to_full_name TEXT,
         to_path TEXT,
         user_name TEXT NOT NULL,
-        confirmable INTEGER NOT NULL,
+        confirmable BOOLEAN NOT NULL,
         started_at TEXT NOT NULL
     );",
+    // 2: a counter every change of `owners` increments, so replicas tell when to re-read
+    "CREATE TABLE owners_generation (n BIGINT NOT NULL);
+    INSERT INTO owners_generation (n) VALUES (0);",
 ];
+
+/// An intent as stored: `[op, object_type, full_name, path, user_name]`, the rename's
+/// destination, and `confirmable`.
+pub fn intent_of(
+    id: i64,
+    [op, kind, full_name, path, user]: [String; 5],
+    to: Option<(String, String)>,
+    confirmable: bool,
+) -> Result<Intent, OwnersError> {
+    let kind = Kind::parse(&kind).ok_or_else(|| OwnersError::Store(format!("stored object type `{kind}`")))?;
+    let object = Object { kind, full_name, path };
+    let change = match (op.as_str(), to) {
+        ("create", _) => Change::Create(object),
+        ("drop", _) => Change::Drop(object),
+        ("rename", Some((full_name, path))) => Change::Rename { from: object, to: Object { kind, full_name, path } },
+        _ => return Err(OwnersError::Store(format!("stored intent {id} is not valid"))),
+    };
+    Ok(Intent { change, user, confirmable })
+}
+
+/// A stored record: `[object_type, full_name, owner, owner_type, created_at, source]`.
+pub fn record_of([kind, full_name, owner, owner_type, created_at, source]: [String; 6]) -> Result<Record, OwnersError> {
+    let bad = |what: &str, v: &str| OwnersError::Store(format!("stored {what} `{v}` is not valid"));
+    Ok(Record {
+        kind: Kind::parse(&kind).ok_or_else(|| bad("object type", &kind))?,
+        full_name,
+        owner,
+        owner_type: OwnerType::parse(&owner_type).ok_or_else(|| bad("owner type", &owner_type))?,
+        created_at,
+        source: Source::parse(&source).ok_or_else(|| bad("source", &source))?,
+    })
+}
 
 /// An open store file.
 #[derive(Debug)]
@@ -58,7 +94,7 @@ impl Embedded {
             let tx = conn.transaction()?;
             for (i, sql) in MIGRATIONS.iter().enumerate() {
                 if i64::try_from(i).unwrap_or(i64::MAX) >= version {
-                    tx.execute_batch(sql)?;
+                    tx.execute_batch(&sql.replace("{id}", "INTEGER PRIMARY KEY"))?;
                 }
             }
             tx.pragma_update(None, "user_version", MIGRATIONS.len())?;
@@ -88,15 +124,7 @@ impl Embedded {
         let mut out = Vec::new();
         for row in rows {
             let (kind, full_name, owner, owner_type, created_at, source) = row.map_err(db)?;
-            let bad = |what: &str, v: &str| OwnersError::Store(format!("stored {what} `{v}` is not valid"));
-            out.push(Record {
-                kind: Kind::parse(&kind).ok_or_else(|| bad("object type", &kind))?,
-                full_name,
-                owner,
-                owner_type: OwnerType::parse(&owner_type).ok_or_else(|| bad("owner type", &owner_type))?,
-                created_at,
-                source: Source::parse(&source).ok_or_else(|| bad("source", &source))?,
-            });
+            out.push(record_of([kind, full_name, owner, owner_type, created_at, source])?);
         }
         Ok(out)
     }
@@ -128,17 +156,17 @@ impl Embedded {
         Ok(self.conn.last_insert_rowid())
     }
 
-    /// The intents not yet settled, oldest first.
-    pub fn pending(&self) -> Result<Vec<(i64, Intent)>, OwnersError> {
+    /// The intents not yet settled that began before `cutoff` (RFC 3339), oldest first.
+    pub fn pending(&self, cutoff: &str) -> Result<Vec<(i64, Intent)>, OwnersError> {
         let mut stmt = self
             .conn
             .prepare(
                 "SELECT id, op, object_type, full_name, path, to_full_name, to_path, user_name, confirmable
-                 FROM intents ORDER BY id",
+                 FROM intents WHERE started_at < ?1 ORDER BY id",
             )
             .map_err(db)?;
         let rows = stmt
-            .query_map([], |r| {
+            .query_map([cutoff], |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     r.get::<_, String>(1)?,
@@ -155,17 +183,7 @@ impl Embedded {
         let mut out = Vec::new();
         for row in rows {
             let (id, op, kind, full_name, path, to_name, to_path, user, confirmable) = row.map_err(db)?;
-            let kind = Kind::parse(&kind).ok_or_else(|| OwnersError::Store(format!("stored object type `{kind}`")))?;
-            let object = Object { kind, full_name, path };
-            let change = match (op.as_str(), to_name, to_path) {
-                ("create", _, _) => Change::Create(object),
-                ("drop", _, _) => Change::Drop(object),
-                ("rename", Some(full_name), Some(path)) => {
-                    Change::Rename { from: object, to: Object { kind, full_name, path } }
-                }
-                _ => return Err(OwnersError::Store(format!("stored intent {id} is not valid"))),
-            };
-            out.push((id, Intent { change, user, confirmable }));
+            out.push((id, intent_of(id, [op, kind, full_name, path, user], to_name.zip(to_path), confirmable)?));
         }
         Ok(out)
     }

@@ -1,23 +1,23 @@
 //! The ownership store (DESIGN.md §4 "Ownership of created objects"): who created which
-//! schema, table and view through icegate, kept durably in an embedded SQLite file and
-//! published as an immutable [`index::OwnerIndex`] in the decision state.
+//! schema, table and view through icegate, kept durably (an embedded SQLite file, or
+//! PostgreSQL shared by replicas) and published as an immutable [`index::OwnerIndex`] in the
+//! decision state.
 //!
 //! Every create, drop and rename is first written as an *intent* (durable before the request
 //! is forwarded: a store that cannot be written refuses the request with 503), then *settled*
-//! from the upstream's answer before the response is returned. An ambiguous answer (a
-//! transport error or timeout after sending, or a 5xx) is reconciled by asking the upstream
-//! whether the object exists ([`settle`]); an intent that cannot be settled stays pending and
-//! is retried at start-up and every `reconcile_interval_seconds`.
+//! from the upstream's answer before the response is returned ([`settle`] has the rule).
 
 pub mod cli;
 pub mod embedded;
 pub mod index;
 pub mod plan;
+pub mod postgres;
 pub mod settle;
 
 use embedded::Embedded;
 use index::{Kind, OwnerIndex, Record};
 use serde::Deserialize;
+use settle::Settlement;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -39,20 +39,26 @@ pub enum OwnersError {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
-    /// `embedded` or `off`; when unset, `embedded` if `path` is set, else `off`.
+    /// `embedded`, `postgres` or `off`; when unset, `embedded` if `path` is set, `postgres`
+    /// if `url` or `url_file` is, else `off`.
     pub store: Option<StoreKind>,
     /// The embedded store's file (created if missing; its directory must exist).
     pub path: Option<PathBuf>,
-    /// How long a write waits for a lock held by another process before it fails.
-    pub busy_timeout_ms: u64,
-    /// How often intents left pending by ambiguous upstream answers are reconciled, and
-    /// changes made by other processes (`icegate owners set`) are picked up.
+    /// PostgreSQL's connection string (`postgresql://user@host:port/db` or `host=... user=...`).
+    pub url: Option<String>,
+    /// Or read it from a file (a mounted Secret).
+    pub url_file: Option<PathBuf>,
+    /// How long one write may take (a lock held by another process, an unreachable server)
+    /// before the request gets 503.
+    pub timeout_ms: u64,
+    /// How often pending intents are reconciled and the store re-read (changes by other
+    /// replicas or `icegate owners`, when no notification arrived).
     pub poll_interval_seconds: u64,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Self { store: None, path: None, busy_timeout_ms: 2000, poll_interval_seconds: 5 }
+        Self { store: None, path: None, url: None, url_file: None, timeout_ms: 2000, poll_interval_seconds: 5 }
     }
 }
 
@@ -60,22 +66,33 @@ impl Default for Config {
 #[serde(rename_all = "lowercase")]
 pub enum StoreKind {
     Embedded,
+    Postgres,
     Off,
 }
 
 impl Config {
     pub fn kind(&self) -> StoreKind {
-        self.store.unwrap_or(if self.path.is_some() { StoreKind::Embedded } else { StoreKind::Off })
+        self.store.unwrap_or(if self.path.is_some() {
+            StoreKind::Embedded
+        } else if self.url.is_some() || self.url_file.is_some() {
+            StoreKind::Postgres
+        } else {
+            StoreKind::Off
+        })
     }
 
     pub fn validate(&self) -> Result<(), crate::config::ConfigError> {
-        if self.kind() == StoreKind::Embedded && self.path.is_none() {
-            return Err(crate::config::ConfigError::Invalid {
-                key: "owners.path",
-                message: "required when `owners.store` is `embedded`".into(),
-            });
+        let invalid = |key, message: &str| crate::config::ConfigError::Invalid { key, message: message.into() };
+        match self.kind() {
+            StoreKind::Embedded if self.path.is_none() => {
+                Err(invalid("owners.path", "required when `owners.store` is `embedded`"))
+            }
+            StoreKind::Postgres if self.url.is_none() == self.url_file.is_none() => Err(invalid(
+                "owners.url",
+                "exactly one of `url` and `url_file` is required when `owners.store` is `postgres`",
+            )),
+            _ => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -106,163 +123,249 @@ pub struct Intent {
     pub confirmable: bool,
 }
 
+#[derive(Debug)]
+enum Backend {
+    Off,
+    /// Opened on first use, and again after a failure to open.
+    Embedded(Mutex<Option<Embedded>>),
+    Postgres(Box<postgres::Postgres>),
+}
+
+/// The index as this process sees the store.
+#[derive(Debug, Default)]
+struct Indexed {
+    index: Arc<OwnerIndex>,
+    /// Bumped at every change of `index`, so an older index is never published over a newer.
+    version: u64,
+    /// The store's change counter (SQLite's `data_version`, PostgreSQL's generation) that the
+    /// last full read saw.
+    read_at: Option<i64>,
+    /// The highest generation of a change applied locally (PostgreSQL): a full read older
+    /// than it would lose that change, so it is not applied.
+    applied: i64,
+}
+
 /// The store and the index built from it; shared by the serving process.
 #[derive(Debug)]
 pub struct Owners {
     config: Config,
-    inner: Mutex<Inner>,
+    backend: Backend,
+    indexed: Mutex<Indexed>,
 }
 
-#[derive(Debug)]
-struct Inner {
-    store: Option<Embedded>,
-    index: Arc<OwnerIndex>,
-    /// Bumped at every change of `index`, so an older index is never published over a newer.
-    version: u64,
-    /// SQLite's `data_version` when the file was last read: it changes when another
-    /// connection commits.
-    data_version: Option<i64>,
+fn poisoned<T>(_: T) -> OwnersError {
+    OwnersError::Task("the ownership index lock is poisoned".into())
 }
 
 impl Owners {
-    /// Opens the configured store. A store that does not open is logged, not fatal: icegate
-    /// serves, refusing creates, drops and renames with 503 until a later write opens it.
+    /// The configured store, not yet read (see [`Owners::refresh`]). A store that does not
+    /// open is not fatal: icegate serves, refusing creates, drops and renames with 503.
+    pub fn new(config: &Config) -> Result<Arc<Self>, OwnersError> {
+        let backend = match config.kind() {
+            StoreKind::Off => Backend::Off,
+            StoreKind::Embedded => Backend::Embedded(Mutex::new(None)),
+            StoreKind::Postgres => Backend::Postgres(Box::new(postgres::Postgres::new(config)?)),
+        };
+        Ok(Arc::new(Self { config: config.clone(), backend, indexed: Mutex::default() }))
+    }
+
+    /// [`Owners::new`] for serving: problems are logged, and an embedded store is read at once.
     pub fn open(config: &Config) -> Arc<Self> {
-        let owners = Self::open_quiet(config);
-        match config.kind() {
-            StoreKind::Off => {
-                tracing::warn!("ownership store is off: created objects get no owner (set `[owners] path` to keep one)")
+        let owners = match Self::new(config) {
+            Ok(o) => o,
+            Err(e) => {
+                tracing::error!(error = %e, "ownership store is misconfigured; creates, drops and renames get 503");
+                Arc::new(Self {
+                    config: config.clone(),
+                    backend: Backend::Embedded(Mutex::new(None)),
+                    indexed: Mutex::default(),
+                })
             }
-            StoreKind::Embedded => match owners.with_store(|_, _| Ok(())) {
-                Ok(()) => tracing::info!(path = ?config.path, records = owners.index().len(), "ownership store opened"),
+        };
+        match &owners.backend {
+            Backend::Off => tracing::warn!(
+                "ownership store is off: created objects get no owner (set `[owners] path` or `url` to keep one)"
+            ),
+            Backend::Embedded(_) => match owners.refresh_blocking() {
+                Ok(_) => tracing::info!(path = ?config.path, records = owners.index().len(), "ownership store opened"),
                 Err(e) => {
                     tracing::error!(error = %e, "ownership store does not open; creates, drops and renames get 503")
                 }
             },
+            Backend::Postgres(_) => tracing::info!("ownership store is PostgreSQL; reading it"),
         }
         owners
     }
 
-    /// Without the start-up log lines (the `icegate owners` commands).
-    pub fn open_quiet(config: &Config) -> Arc<Self> {
-        Arc::new(Self {
-            config: config.clone(),
-            inner: Mutex::new(Inner { store: None, index: Arc::default(), version: 0, data_version: None }),
-        })
-    }
-
     pub fn is_on(&self) -> bool {
-        self.config.kind() != StoreKind::Off
+        !matches!(self.backend, Backend::Off)
     }
 
     pub fn config(&self) -> &Config {
         &self.config
     }
 
-    /// The current index and its version.
-    pub fn index(&self) -> Arc<OwnerIndex> {
-        self.inner.lock().map(|i| Arc::clone(&i.index)).unwrap_or_default()
-    }
-
-    pub fn indexed(&self) -> (Arc<OwnerIndex>, u64) {
-        self.inner.lock().map(|i| (Arc::clone(&i.index), i.version)).unwrap_or_default()
-    }
-
-    /// Runs `f` on the open store (opening it first if needed) and the index. Blocking.
-    fn with_store<T>(
-        &self,
-        f: impl FnOnce(&mut Embedded, &mut IndexGuard<'_>) -> Result<T, OwnersError>,
-    ) -> Result<T, OwnersError> {
-        let mut inner = self.inner.lock().map_err(|_| OwnersError::Task("the store lock is poisoned".into()))?;
-        let path = match (self.config.kind(), &self.config.path) {
-            (StoreKind::Embedded, Some(path)) => path.clone(),
-            _ => return Err(OwnersError::Off),
-        };
-        if inner.store.is_none() {
-            let store = Embedded::open(&path, Duration::from_millis(self.config.busy_timeout_ms))?;
-            inner.data_version = Some(store.data_version()?);
-            inner.index = Arc::new(OwnerIndex::from_records(store.records()?));
-            inner.version += 1;
-            inner.store = Some(store);
+    pub fn postgres(&self) -> Option<&postgres::Postgres> {
+        match &self.backend {
+            Backend::Postgres(pg) => Some(pg),
+            _ => None,
         }
-        let Inner { store, index, version, data_version } = &mut *inner;
-        let Some(store) = store.as_mut() else { return Err(OwnersError::Off) };
-        f(store, &mut IndexGuard { index, version, data_version })
     }
 
-    /// Writes the intents durably; their ids in order. Blocking.
-    pub fn begin(&self, intents: &[Intent]) -> Result<Vec<i64>, OwnersError> {
+    /// The current index.
+    pub fn index(&self) -> Arc<OwnerIndex> {
+        self.indexed.lock().map(|i| Arc::clone(&i.index)).unwrap_or_default()
+    }
+
+    /// The current index and its version.
+    pub fn indexed(&self) -> (Arc<OwnerIndex>, u64) {
+        self.indexed.lock().map(|i| (Arc::clone(&i.index), i.version)).unwrap_or_default()
+    }
+
+    /// Runs `f` on the open embedded file (opening it first if needed). Blocking.
+    fn embedded<T>(&self, f: impl FnOnce(&mut Embedded) -> Result<T, OwnersError>) -> Result<T, OwnersError> {
+        let (Backend::Embedded(slot), Some(path)) = (&self.backend, &self.config.path) else {
+            return Err(OwnersError::Off);
+        };
+        let mut slot = slot.lock().map_err(poisoned)?;
+        if slot.is_none() {
+            *slot = Some(Embedded::open(path, Duration::from_millis(self.config.timeout_ms))?);
+        }
+        match slot.as_mut() {
+            Some(store) => f(store),
+            None => Err(OwnersError::Off),
+        }
+    }
+
+    async fn blocking<T: Send + 'static>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&Self) -> Result<T, OwnersError> + Send + 'static,
+    ) -> Result<T, OwnersError> {
+        let this = Arc::clone(self);
+        tokio::task::spawn_blocking(move || f(&this)).await.map_err(|e| OwnersError::Task(e.to_string()))?
+    }
+
+    /// Writes the intents durably; their ids in order.
+    pub async fn begin(self: &Arc<Self>, intents: Vec<Intent>) -> Result<Vec<(i64, Intent)>, OwnersError> {
         let now = crate::audit::rfc3339_now();
-        self.with_store(|store, _| intents.iter().map(|i| store.begin(i, &now)).collect())
+        let ids = match &self.backend {
+            Backend::Off => return Err(OwnersError::Off),
+            Backend::Embedded(_) => {
+                let intents = intents.clone();
+                self.blocking(move |o| o.embedded(|s| intents.iter().map(|i| s.begin(i, &now)).collect())).await?
+            }
+            Backend::Postgres(pg) => pg.begin(&intents, &now).await?,
+        };
+        Ok(ids.into_iter().zip(intents).collect())
     }
 
-    /// Settles one intent and updates the index to match. Blocking.
-    pub fn settle(&self, id: i64, intent: &Intent, settlement: settle::Settlement) -> Result<(), OwnersError> {
+    /// Settles one intent and updates the index to match.
+    pub async fn settle(self: &Arc<Self>, id: i64, intent: Intent, settlement: Settlement) -> Result<(), OwnersError> {
         let now = crate::audit::rfc3339_now();
-        self.with_store(|store, index| {
-            store.settle(id, intent, settlement, &now)?;
-            if let settle::Settlement::Happened { direct } = settlement {
-                index.update(|ix| apply(ix, intent, direct, &now));
+        let generation = match &self.backend {
+            Backend::Off => return Err(OwnersError::Off),
+            Backend::Embedded(_) => {
+                let (intent, now) = (intent.clone(), now.clone());
+                self.blocking(move |o| o.embedded(|s| s.settle(id, &intent, settlement, &now))).await?;
+                None
             }
-            Ok(())
-        })
+            Backend::Postgres(pg) => pg.settle(id, &intent, settlement, &now).await?,
+        };
+        if let Settlement::Happened { direct } = settlement {
+            self.update(generation, |ix| apply(ix, &intent, direct, &now))?;
+        }
+        Ok(())
     }
 
-    /// The intents not yet settled. Blocking.
-    pub fn pending(&self) -> Result<Vec<(i64, Intent)>, OwnersError> {
-        self.with_store(|store, _| store.pending())
+    /// The intents not yet settled that began more than `age` ago, oldest first.
+    pub async fn pending(self: &Arc<Self>, age: Duration) -> Result<Vec<(i64, Intent)>, OwnersError> {
+        let cutoff =
+            crate::audit::rfc3339(std::time::SystemTime::now().checked_sub(age).unwrap_or(std::time::UNIX_EPOCH));
+        match &self.backend {
+            Backend::Off => Ok(Vec::new()),
+            Backend::Embedded(_) => self.blocking(move |o| o.embedded(|s| s.pending(&cutoff))).await,
+            Backend::Postgres(pg) => pg.pending(&cutoff).await,
+        }
     }
 
-    /// `icegate owners set`. Blocking.
-    pub fn set(&self, record: &Record) -> Result<(), OwnersError> {
-        self.with_store(|store, index| {
-            store.set(record)?;
-            index.update(|ix| ix.insert(record.clone()));
-            Ok(())
-        })
-    }
-
-    /// `icegate owners remove`; false when there was no record. Blocking.
-    pub fn remove(&self, kind: Kind, full_name: &str) -> Result<bool, OwnersError> {
-        self.with_store(|store, index| {
-            let removed = store.remove(kind, full_name)?;
-            index.update(|ix| drop(ix.remove(kind, full_name)));
-            Ok(removed)
-        })
-    }
-
-    /// Re-reads the file when another process changed it (`icegate owners set`, a second
-    /// process on the same file); true when the index changed. Blocking.
-    pub fn refresh(&self) -> Result<bool, OwnersError> {
-        self.with_store(|store, index| {
-            let seen = store.data_version()?;
-            if Some(seen) == *index.data_version {
-                return Ok(false);
+    /// `icegate owners set`.
+    pub async fn set(self: &Arc<Self>, record: Record) -> Result<(), OwnersError> {
+        let generation = match &self.backend {
+            Backend::Off => return Err(OwnersError::Off),
+            Backend::Embedded(_) => {
+                let r = record.clone();
+                self.blocking(move |o| o.embedded(|s| s.set(&r))).await?;
+                None
             }
-            let fresh = OwnerIndex::from_records(store.records()?);
-            *index.data_version = Some(seen);
-            index.update(|ix| *ix = fresh);
-            Ok(true)
-        })
+            Backend::Postgres(pg) => Some(pg.set(&record).await?),
+        };
+        self.update(generation, |ix| ix.insert(record))
+    }
+
+    /// `icegate owners remove`; false when there was no record.
+    pub async fn remove(self: &Arc<Self>, kind: Kind, full_name: String) -> Result<bool, OwnersError> {
+        let (removed, generation) = match &self.backend {
+            Backend::Off => return Err(OwnersError::Off),
+            Backend::Embedded(_) => {
+                let name = full_name.clone();
+                (self.blocking(move |o| o.embedded(|s| s.remove(kind, &name))).await?, None)
+            }
+            Backend::Postgres(pg) => pg.remove(kind, &full_name).await?,
+        };
+        self.update(generation, |ix| drop(ix.remove(kind, &full_name)))?;
+        Ok(removed)
+    }
+
+    /// Re-reads the store when it changed since the last read (another replica, another
+    /// process, `icegate owners`); true when the index changed.
+    pub async fn refresh(self: &Arc<Self>) -> Result<bool, OwnersError> {
+        match &self.backend {
+            Backend::Off => Ok(false),
+            Backend::Embedded(_) => self.blocking(Self::refresh_blocking).await,
+            Backend::Postgres(pg) => {
+                let seen = self.indexed.lock().map_err(poisoned)?.read_at;
+                let Some((generation, records)) = pg.read_if_changed(seen).await? else { return Ok(false) };
+                let mut ix = self.indexed.lock().map_err(poisoned)?;
+                if generation < ix.applied {
+                    // Older than a change this process already applied: the next read catches up.
+                    return Ok(false);
+                }
+                ix.index = Arc::new(OwnerIndex::from_records(records));
+                ix.version += 1;
+                ix.read_at = Some(generation);
+                Ok(true)
+            }
+        }
+    }
+
+    /// [`Owners::refresh`] of the embedded store. Blocking.
+    fn refresh_blocking(&self) -> Result<bool, OwnersError> {
+        let seen = self.indexed.lock().map_err(poisoned)?.read_at;
+        let read = self.embedded(|s| {
+            let now = s.data_version()?;
+            if Some(now) == seen { Ok(None) } else { Ok(Some((now, s.records()?))) }
+        })?;
+        let Some((data_version, records)) = read else { return Ok(false) };
+        let mut ix = self.indexed.lock().map_err(poisoned)?;
+        ix.index = Arc::new(OwnerIndex::from_records(records));
+        ix.version += 1;
+        ix.read_at = Some(data_version);
+        Ok(true)
+    }
+
+    /// Applies a change this process made; `generation` is PostgreSQL's after it.
+    fn update(&self, generation: Option<i64>, f: impl FnOnce(&mut OwnerIndex)) -> Result<(), OwnersError> {
+        let mut ix = self.indexed.lock().map_err(poisoned)?;
+        f(Arc::make_mut(&mut ix.index));
+        ix.version += 1;
+        if let Some(g) = generation {
+            ix.applied = ix.applied.max(g);
+        }
+        Ok(())
     }
 }
 
-/// The index under the store's lock.
-struct IndexGuard<'a> {
-    index: &'a mut Arc<OwnerIndex>,
-    version: &'a mut u64,
-    data_version: &'a mut Option<i64>,
-}
-
-impl IndexGuard<'_> {
-    fn update(&mut self, f: impl FnOnce(&mut OwnerIndex)) {
-        f(Arc::make_mut(self.index));
-        *self.version += 1;
-    }
-}
-
-/// What a settled intent that happened does to the index (as [`Embedded::settle`] does to the
-/// file).
+/// What a settled intent that happened does to the index (as the stores do to their tables).
 fn apply(index: &mut OwnerIndex, intent: &Intent, direct: bool, now: &str) {
     match &intent.change {
         // A reconciled create never replaces an owner recorded in the meantime.

@@ -12,7 +12,7 @@
 //!   replaces an owner recorded in the meantime. When the upstream cannot tell, the intent
 //!   stays pending and is reconciled again later.
 
-use super::{Change, Intent, Owners, OwnersError};
+use super::{Change, Intent, OwnersError};
 use crate::decide::Stop;
 use crate::outbound::{self, Outbound};
 use crate::state::{DecisionState, Shared};
@@ -21,6 +21,7 @@ use http::{HeaderMap, Response, StatusCode};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// How an intent turned out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,12 +37,6 @@ pub enum Settlement {
 #[derive(Debug)]
 pub struct Prepared {
     intents: Vec<(i64, Intent)>,
-}
-
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, OwnersError> + Send + 'static,
-) -> Result<T, OwnersError> {
-    tokio::task::spawn_blocking(f).await.map_err(|e| OwnersError::Task(e.to_string()))?
 }
 
 /// Publishes the store's current index into the decision state, unless a newer one is there.
@@ -75,9 +70,7 @@ pub async fn prepare(
         };
         intents.push(Intent { change, user: user.to_owned(), confirmable });
     }
-    let owners = Arc::clone(&shared.owners);
-    let (ids, intents) = blocking(move || owners.begin(&intents).map(|ids| (ids, intents))).await?;
-    Ok(Some(Prepared { intents: ids.into_iter().zip(intents).collect() }))
+    Ok(Some(Prepared { intents: shared.owners.begin(intents).await? }))
 }
 
 /// After the upstream answered (or failed to): settles every intent before the response goes
@@ -106,9 +99,8 @@ async fn finish(shared: &Shared, id: i64, intent: Intent, settlement: Option<Set
         tracing::warn!(change = ?intent.change, "ownership change left pending: the upstream could not tell whether it happened");
         return;
     };
-    let owners: Arc<Owners> = Arc::clone(&shared.owners);
     let change = intent.change.clone();
-    if let Err(e) = blocking(move || owners.settle(id, &intent, settlement)).await {
+    if let Err(e) = shared.owners.settle(id, intent, settlement).await {
         // The intent stays in the store and is reconciled later: nothing confirmed is lost.
         tracing::error!(error = %e, ?change, "cannot settle an ownership change; it stays pending");
     }
@@ -166,8 +158,11 @@ async fn exists(shared: &Shared, caller: &HeaderMap, path: &str) -> Option<bool>
 /// Settles the intents left pending (by ambiguous answers, or by a crash between forwarding
 /// and settling). Returns how many remain.
 pub async fn reconcile_pending(shared: &Shared) -> usize {
-    let owners = Arc::clone(&shared.owners);
-    let Ok(pending) = blocking(move || owners.pending()).await else { return 0 };
+    // Intents younger than this may belong to requests still in flight (here or on another
+    // replica); they settle themselves.
+    let age =
+        Duration::from_millis(shared.config.upstream.response_timeout_ms.saturating_mul(2)).max(Duration::from_secs(5));
+    let Ok(pending) = shared.owners.pending(age).await else { return 0 };
     let mut left = 0;
     for (id, intent) in pending {
         let settlement = reconcile(shared, &HeaderMap::new(), &intent).await;
@@ -180,9 +175,8 @@ pub async fn reconcile_pending(shared: &Shared) -> usize {
 
 /// Picks up changes other processes made to the store (`icegate owners`), then reconciles.
 pub async fn poll(shared: &Shared) -> usize {
-    let owners = Arc::clone(&shared.owners);
-    match blocking(move || owners.refresh()).await {
-        Ok(true) => tracing::info!("ownership store changed outside this process; index reloaded"),
+    match shared.owners.refresh().await {
+        Ok(true) => tracing::debug!("ownership store changed elsewhere; index re-read"),
         Ok(false) => {}
         Err(e) => tracing::warn!(error = %e, "cannot read the ownership store; deciding from its last view"),
     }
@@ -194,15 +188,28 @@ pub async fn run(shared: Arc<Shared>, stopped: impl std::future::Future<Output =
     if !shared.owners.is_on() {
         return;
     }
-    let every = std::time::Duration::from_secs(shared.owners.config().poll_interval_seconds.max(1));
+    let every = Duration::from_secs(shared.owners.config().poll_interval_seconds.max(1));
+    let changed = shared.owners.postgres().map(|pg| Arc::clone(&pg.changed));
+    let listen = async {
+        match shared.owners.postgres() {
+            Some(pg) => pg.listen(std::future::pending()).await,
+            None => std::future::pending().await,
+        }
+    };
     let work = async {
         loop {
             poll(&shared).await;
-            tokio::time::sleep(every).await;
+            match &changed {
+                Some(changed) => {
+                    let _ = tokio::time::timeout(every, changed.notified()).await;
+                }
+                None => tokio::time::sleep(every).await,
+            }
         }
     };
     tokio::select! {
         () = work => {}
+        () = listen => {}
         () = stopped => {}
     }
 }

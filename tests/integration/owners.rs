@@ -111,7 +111,7 @@ async fn start(upstream: &FakeUpstream, store: &Path) -> Gate {
     let path = store.to_owned();
     gate(&upstream.url(""), POLICY, move |c| {
         c.owners.path = Some(path);
-        c.owners.busy_timeout_ms = 200;
+        c.owners.timeout_ms = 200;
         c.upstream.response_timeout_ms = 500;
     })
     .await
@@ -137,10 +137,14 @@ fn append() -> serde_json::Value {
 
 /// The owner the store file holds for a table, read as a separate process would.
 fn owner_in(store: &Path, name: &str) -> Option<String> {
-    let config = icegate::owners::Config { path: Some(store.to_owned()), ..Default::default() };
-    let owners = icegate::owners::Owners::open_quiet(&config);
-    owners.refresh().unwrap();
-    owners.index().get(Kind::Table, name).map(|r| r.owner.clone())
+    let conn = rusqlite::Connection::open(store).unwrap();
+    let row =
+        conn.query_row("SELECT owner FROM owners WHERE object_type = 'TABLE' AND full_name = ?1", [name], |r| r.get(0));
+    match row {
+        Ok(owner) => Some(owner),
+        Err(rusqlite::Error::QueryReturnedNoRows) => None,
+        Err(e) => panic!("{e}"),
+    }
 }
 
 fn posts(upstream: &FakeUpstream) -> usize {
