@@ -3,7 +3,8 @@
 # cases of ../shared/conformance, OpenAPI route coverage, property and differential tests, the
 # serving path against an in-process fake upstream, CLI); the dev catalog's smoke test; the end
 # to end tests with real clients through icegate (and credential vending against the dev catalog
-# and moto); a build of the benchmarks; and the README's demo command in a fresh clone. Long benchmarks
+# and moto); the PostgreSQL ownership store against a real server (installed from Debian's
+# packages when missing); a build of the benchmarks; and the README's demo command in a fresh clone. Long benchmarks
 # and fuzzing are separate commands (see the README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,7 @@ cd "$(dirname "$0")/.."
 export CARGO_INCREMENTAL=0
 cargo clippy --locked --all-targets -- -D warnings
 cargo test --locked
+bash tests/postgres.sh
 cargo bench --locked --no-run
 bash deploy/dev-catalog/smoke.sh
 bash tests/e2e/run.sh

@@ -10,6 +10,7 @@ mod identity_jwt;
 mod messages;
 mod openapi;
 mod owners;
+mod owners_pg;
 mod policy_load;
 mod properties;
 mod reload;

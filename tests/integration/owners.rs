@@ -39,7 +39,7 @@ fn table_reply() -> Reply {
 /// A catalog that remembers which table paths exist. A table named `boom` is a 500 that
 /// creates nothing; `slow` is created and answered late; `lost` is answered late and not
 /// created.
-fn catalog(existing: Arc<Mutex<HashSet<String>>>) -> impl Fn(&Recorded) -> Reply + Send + Sync + 'static {
+pub fn catalog(existing: Arc<Mutex<HashSet<String>>>) -> impl Fn(&Recorded) -> Reply + Send + Sync + 'static {
     move |r: &Recorded| {
         let mut set = existing.lock().unwrap();
         let path = r.target.split('?').next().unwrap_or_default().to_owned();
@@ -117,7 +117,7 @@ async fn start(upstream: &FakeUpstream, store: &Path) -> Gate {
     .await
 }
 
-async fn call(g: &Gate, user: &str, method: &str, target: &str, body: &serde_json::Value) -> Answer {
+pub async fn call(g: &Gate, user: &str, method: &str, target: &str, body: &serde_json::Value) -> Answer {
     let bytes = if body.is_null() { Vec::new() } else { body.to_string().into_bytes() };
     let mut headers = vec![("authorization", basic(user))];
     if !bytes.is_empty() {
@@ -127,11 +127,11 @@ async fn call(g: &Gate, user: &str, method: &str, target: &str, body: &serde_jso
     send(g.addr, method, target, &headers, &bytes).await
 }
 
-fn create(name: &str) -> serde_json::Value {
+pub fn create(name: &str) -> serde_json::Value {
     json!({"name": name, "schema": {"type": "struct", "fields": []}})
 }
 
-fn append() -> serde_json::Value {
+pub fn append() -> serde_json::Value {
     json!({"requirements": [], "updates": [{"action": "set-properties", "updates": {"k": "v"}}]})
 }
 
@@ -298,13 +298,13 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-struct Binary {
+pub struct Binary {
     child: std::process::Child,
-    addr: std::net::SocketAddr,
+    pub addr: std::net::SocketAddr,
 }
 
 impl Binary {
-    async fn start(config: &Path) -> Self {
+    pub async fn start(config: &Path) -> Self {
         let text = std::fs::read_to_string(config).unwrap();
         let listen = text.lines().find_map(|l| l.strip_prefix("listen = ")).unwrap().trim_matches('"').to_owned();
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_icegate"))
@@ -326,28 +326,32 @@ impl Binary {
     }
 
     /// SIGKILL: no shutdown path runs.
-    fn kill_9(mut self) {
+    pub fn kill_9(mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
     }
 }
 
-fn owners_cli(args: &[&str]) -> std::process::Output {
+pub fn owners_cli(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_icegate")).arg("owners").args(args).output().unwrap()
 }
 
 fn binary_config(dir: &TempDir, upstream: &FakeUpstream) -> PathBuf {
-    let policy = dir.write("policy.yaml", POLICY);
     let store = dir.path().join("owners.db");
+    config_file(dir, "icegate.toml", upstream, &format!("path = \"{}\"\npoll_interval_seconds = 1", store.display()))
+}
+
+/// A config file for the binary, with `owners` as its `[owners]` section.
+pub fn config_file(dir: &TempDir, name: &str, upstream: &FakeUpstream, owners: &str) -> PathBuf {
+    let policy = dir.write("policy.yaml", POLICY);
     dir.write(
-        "icegate.toml",
+        name,
         &format!(
-            "listen = \"127.0.0.1:{}\"\nadmin_listen = \"127.0.0.1:{}\"\npolicy = \"{}\"\n[upstream]\nurl = \"{}\"\n[audit]\nenabled = false\n[owners]\npath = \"{}\"\npoll_interval_seconds = 1\n",
+            "listen = \"127.0.0.1:{}\"\nadmin_listen = \"127.0.0.1:{}\"\npolicy = \"{}\"\n[upstream]\nurl = \"{}\"\nresponse_timeout_ms = 1000\n[audit]\nenabled = false\n[owners]\n{owners}\n",
             free_port(),
             free_port(),
             policy.display(),
-            upstream.url(""),
-            store.display()
+            upstream.url("")
         ),
     )
 }
