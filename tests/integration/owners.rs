@@ -7,10 +7,12 @@ use icegate::owners::index::Kind;
 use serde_json::json;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// alice and bob may create tables in `s` and `s2` but hold no MODIFY_TABLE.
+/// alice and bob may create namespaces, tables in `s` and `s2` and views in `s`, but hold no
+/// MODIFY_TABLE and no grant on any object they did not create.
 const POLICY: &str = r"
 version: 1
 metalake: lake
@@ -21,10 +23,15 @@ users:
 roles:
   - name: creator
     securableObjects:
-      - { type: CATALOG, fullName: prod, privileges: [ { name: USE_CATALOG, condition: ALLOW } ] }
+      - type: CATALOG
+        fullName: prod
+        privileges: [ { name: USE_CATALOG, condition: ALLOW }, { name: CREATE_SCHEMA, condition: ALLOW } ]
       - type: SCHEMA
         fullName: prod.s
-        privileges: [ { name: USE_SCHEMA, condition: ALLOW }, { name: CREATE_TABLE, condition: ALLOW } ]
+        privileges:
+          - { name: USE_SCHEMA, condition: ALLOW }
+          - { name: CREATE_TABLE, condition: ALLOW }
+          - { name: CREATE_VIEW, condition: ALLOW }
       - type: SCHEMA
         fullName: prod.s2
         privileges: [ { name: USE_SCHEMA, condition: ALLOW }, { name: CREATE_TABLE, condition: ALLOW } ]
@@ -36,33 +43,63 @@ fn table_reply() -> Reply {
     Reply::raw(200, &format!(r#"{{"metadata-location":"file:///wh/t/m.json","metadata":{METADATA},"config":{{}}}}"#))
 }
 
-/// A catalog that remembers which table paths exist. A table named `boom` is a 500 that
-/// creates nothing; `slow` is created and answered late; `lost` is answered late and not
-/// created.
+/// A catalog that remembers which namespace, table and view paths exist. A table named `boom`
+/// is a 500 that creates nothing; `slow` is created and answered late; `lost` is answered late
+/// and not created; `slow-unchecked` is created, answered late, and sets `heads_fail`: while it is
+/// set, existence checks get 503.
 pub fn catalog(existing: Arc<Mutex<HashSet<String>>>) -> impl Fn(&Recorded) -> Reply + Send + Sync + 'static {
+    catalog_with(existing, Arc::default())
+}
+
+pub fn catalog_with(
+    existing: Arc<Mutex<HashSet<String>>>,
+    heads_fail: Arc<AtomicBool>,
+) -> impl Fn(&Recorded) -> Reply + Send + Sync + 'static {
     move |r: &Recorded| {
         let mut set = existing.lock().unwrap();
         let path = r.target.split('?').next().unwrap_or_default().to_owned();
         let body: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or(json!({}));
+        let no_such = || {
+            Reply::json(
+                404,
+                json!({"error": {"message": "no such object", "type": "NoSuchTableException", "code": 404}}),
+            )
+        };
+        let at = |ident: &serde_json::Value, kind: &str| {
+            let ns: Vec<&str> = ident["namespace"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+            format!("/v1/namespaces/{}/{kind}/{}", ns.join("%1F"), ident["name"].as_str().unwrap())
+        };
+        let asserts_create = |b: &serde_json::Value| {
+            b["requirements"].as_array().is_some_and(|rs| rs.iter().any(|q| q["type"] == "assert-create"))
+        };
         match (r.method.as_str(), path.as_str()) {
+            ("HEAD", _) if heads_fail.load(Ordering::SeqCst) => Reply::raw(503, ""),
             ("HEAD", p) => Reply::raw(if set.contains(p) { 204 } else { 404 }, ""),
-            ("POST", "/v1/tables/rename") => {
-                let at = |k: &str| {
-                    format!(
-                        "/v1/namespaces/{}/tables/{}",
-                        body[k]["namespace"][0].as_str().unwrap(),
-                        body[k]["name"].as_str().unwrap()
-                    )
-                };
-                if set.remove(&at("source")) {
-                    set.insert(at("destination"));
+            ("POST", "/v1/namespaces") => {
+                let ns: Vec<&str> = body["namespace"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+                set.insert(format!("/v1/namespaces/{}", ns.join("%1F")));
+                Reply::json(200, json!({"namespace": ns, "properties": {}}))
+            }
+            ("POST", "/v1/tables/rename" | "/v1/views/rename") => {
+                let kind = if path.contains("views") { "views" } else { "tables" };
+                if set.remove(&at(&body["source"], kind)) {
+                    set.insert(at(&body["destination"], kind));
                     Reply::raw(204, "")
                 } else {
-                    Reply::json(
-                        404,
-                        json!({"error": {"message": "no such table", "type": "NoSuchTableException", "code": 404}}),
-                    )
+                    no_such()
                 }
+            }
+            ("POST", "/v1/transactions/commit") => {
+                for change in body["table-changes"].as_array().unwrap() {
+                    if asserts_create(change) {
+                        set.insert(at(&change["identifier"], "tables"));
+                    }
+                }
+                Reply::raw(204, "")
+            }
+            ("POST", p) if p.ends_with("/views") => {
+                set.insert(format!("{p}/{}", body["name"].as_str().unwrap_or_default()));
+                Reply::ok()
             }
             ("POST", p) if p.ends_with("/tables") => {
                 let name = body["name"].as_str().unwrap_or_default();
@@ -76,18 +113,34 @@ pub fn catalog(existing: Arc<Mutex<HashSet<String>>>) -> impl Fn(&Recorded) -> R
                         409,
                         json!({"error": {"message": "exists", "type": "AlreadyExistsException", "code": 409}}),
                     ),
+                    _ if body["stage-create"] == true => table_reply(),
                     _ => {
                         set.insert(table);
-                        if name == "slow" { table_reply().after(Duration::from_millis(1500)) } else { table_reply() }
+                        if name == "slow-unchecked" {
+                            // from now on the upstream cannot say whether it exists
+                            heads_fail.store(true, Ordering::SeqCst);
+                        }
+                        if name.starts_with("slow") {
+                            table_reply().after(Duration::from_millis(1500))
+                        } else {
+                            table_reply()
+                        }
                     }
                 }
             }
-            ("POST", p) | ("GET", p) if set.contains(p) => table_reply(),
+            ("POST", p) if p.contains("/tables/") && !set.contains(p) && asserts_create(&body) => {
+                set.insert(p.to_owned());
+                table_reply()
+            }
+            ("POST" | "GET", p) if set.contains(p) => {
+                if p.contains("/views/") {
+                    Reply::ok()
+                } else {
+                    table_reply()
+                }
+            }
             ("DELETE", p) if set.remove(p) => Reply::raw(204, ""),
-            _ => Reply::json(
-                404,
-                json!({"error": {"message": "no such table", "type": "NoSuchTableException", "code": 404}}),
-            ),
+            _ => no_such(),
         }
     }
 }
@@ -137,9 +190,13 @@ pub fn append() -> serde_json::Value {
 
 /// The owner the store file holds for a table, read as a separate process would.
 fn owner_in(store: &Path, name: &str) -> Option<String> {
+    owner_of(store, "TABLE", name)
+}
+
+fn owner_of(store: &Path, kind: &str, name: &str) -> Option<String> {
     let conn = rusqlite::Connection::open(store).unwrap();
-    let row =
-        conn.query_row("SELECT owner FROM owners WHERE object_type = 'TABLE' AND full_name = ?1", [name], |r| r.get(0));
+    let row = conn
+        .query_row("SELECT owner FROM owners WHERE object_type = ?1 AND full_name = ?2", [kind, name], |r| r.get(0));
     match row {
         Ok(owner) => Some(owner),
         Err(rusqlite::Error::QueryReturnedNoRows) => None,
@@ -237,6 +294,47 @@ async fn owners_while_the_store_cannot_be_written_creates_drops_and_renames_are_
     assert_eq!(call(g, "alice", "POST", "/v1/namespaces/s/tables/t", &append()).await.status, 200);
     drop(lock);
     assert_eq!(call(g, "alice", "DELETE", "/v1/namespaces/s/tables/t", &json!(null)).await.status, 204);
+}
+
+#[tokio::test]
+async fn owners_namespaces_views_staged_creates_and_transactions_are_recorded() {
+    let s = setup().await;
+    let g = &s.gate;
+    let null = serde_json::Value::Null;
+    // a namespace: its creator owns it (and may drop it, `own(schema) ∧ USE_CATALOG`)
+    assert_eq!(call(g, "alice", "POST", "/v1/namespaces", &json!({"namespace": ["n1"]})).await.status, 200);
+    assert_eq!(owner_of(&s.store, "SCHEMA", "prod.n1").as_deref(), Some("alice"));
+    call(g, "bob", "DELETE", "/v1/namespaces/n1", &null).await.assert_error(403, "ForbiddenException");
+    assert_eq!(call(g, "alice", "DELETE", "/v1/namespaces/n1", &null).await.status, 204);
+    assert_eq!(owner_of(&s.store, "SCHEMA", "prod.n1"), None);
+    // a view: replaced and renamed by its creator only, dropped with its record
+    let view = json!({"name": "v", "schema": {"type": "struct", "fields": []}, "view-version": {}, "properties": {}});
+    assert_eq!(call(g, "alice", "POST", "/v1/namespaces/s/views", &view).await.status, 200);
+    assert_eq!(owner_of(&s.store, "VIEW", "prod.s.v").as_deref(), Some("alice"));
+    let replace = json!({"requirements": [], "updates": []});
+    call(g, "bob", "POST", "/v1/namespaces/s/views/v", &replace).await.assert_error(403, "ForbiddenException");
+    assert_eq!(call(g, "alice", "POST", "/v1/namespaces/s/views/v", &replace).await.status, 200);
+    let rename =
+        json!({"source": {"namespace": ["s"], "name": "v"}, "destination": {"namespace": ["s"], "name": "v2"}});
+    call(g, "bob", "POST", "/v1/views/rename", &rename).await.assert_error(403, "ForbiddenException");
+    assert_eq!(call(g, "alice", "POST", "/v1/views/rename", &rename).await.status, 204);
+    assert_eq!(owner_of(&s.store, "VIEW", "prod.s.v2").as_deref(), Some("alice"));
+    assert_eq!(call(g, "alice", "DELETE", "/v1/namespaces/s/views/v2", &null).await.status, 204);
+    assert_eq!(owner_of(&s.store, "VIEW", "prod.s.v2"), None);
+    // a staged create owns nothing until its commit creates the table
+    let staged = json!({"name": "st", "schema": {"type": "struct", "fields": []}, "stage-create": true});
+    assert_eq!(call(g, "alice", "POST", "/v1/namespaces/s/tables", &staged).await.status, 200);
+    assert_eq!(owner_in(&s.store, "prod.s.st"), None);
+    let commit = json!({"requirements": [{"type": "assert-create"}], "updates": []});
+    assert_eq!(call(g, "alice", "POST", "/v1/namespaces/s/tables/st", &commit).await.status, 200);
+    assert_eq!(owner_in(&s.store, "prod.s.st").as_deref(), Some("alice"));
+    call(g, "bob", "POST", "/v1/namespaces/s/tables/st", &append()).await.assert_error(403, "ForbiddenException");
+    // a transaction creating a table
+    let tx = json!({"table-changes": [{"identifier": {"namespace": ["s"], "name": "tx"}, "requirements": [{"type": "assert-create"}], "updates": []}]});
+    assert_eq!(call(g, "bob", "POST", "/v1/transactions/commit", &tx).await.status, 204);
+    assert_eq!(owner_in(&s.store, "prod.s.tx").as_deref(), Some("bob"));
+    assert_eq!(call(g, "bob", "POST", "/v1/namespaces/s/tables/tx", &append()).await.status, 200);
+    call(g, "alice", "POST", "/v1/namespaces/s/tables/tx", &append()).await.assert_error(403, "ForbiddenException");
 }
 
 #[tokio::test]
@@ -410,5 +508,39 @@ async fn owners_operators_list_set_and_remove_and_a_running_icegate_picks_it_up(
     let no_store = dir.write("plain.toml", "[audit]\nenabled = false\n");
     let off = owners_cli(&["list", "--config", no_store.to_str().unwrap()]);
     assert_eq!(off.status.code(), Some(2));
+    b.kill_9();
+}
+
+#[tokio::test]
+async fn owners_an_intent_the_upstream_could_not_settle_is_reconciled_later_in_the_background() {
+    let dir = TempDir::new("owners-pending");
+    let heads_fail = Arc::new(AtomicBool::new(false));
+    let upstream = FakeUpstream::start(catalog_with(Arc::default(), Arc::clone(&heads_fail))).await;
+    let config = binary_config(&dir, &upstream);
+    let b = Binary::start(&config).await;
+    let g = Gate::at(b.addr);
+    // created upstream, answered too late, and the existence check fails too: pending
+    let a = call(&g, "alice", "POST", "/v1/namespaces/s/tables", &create("slow-unchecked")).await;
+    a.assert_error(504, "GatewayTimeoutException");
+    let list = owners_cli(&["list", "--config", config.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&list.stderr);
+    assert!(stderr.contains("pending: create of TABLE `prod.s.slow-unchecked` by `alice`"), "{stderr}");
+    call(&g, "alice", "POST", "/v1/namespaces/s/tables/slow-unchecked", &append())
+        .await
+        .assert_error(403, "ForbiddenException");
+    // the upstream answers again: the background reconciliation records the create
+    heads_fail.store(false, Ordering::SeqCst);
+    let start = std::time::Instant::now();
+    loop {
+        let status = call(&g, "alice", "POST", "/v1/namespaces/s/tables/slow-unchecked", &append()).await.status;
+        if status == 200 {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(15), "still {status}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let list = owners_cli(&["list", "--config", config.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&list.stdout).contains("TABLE\tprod.s.slow-unchecked\tUSER\talice\tcreation"));
+    assert!(list.stderr.is_empty(), "{}", String::from_utf8_lossy(&list.stderr));
     b.kill_9();
 }
