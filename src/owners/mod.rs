@@ -126,6 +126,9 @@ pub struct Intent {
 #[derive(Debug)]
 enum Backend {
     Off,
+    /// Configured, but it could not be set up (the reason): every write fails, so creates,
+    /// drops and renames get 503.
+    Unavailable(String),
     /// Opened on first use, and again after a failure to open.
     Embedded(Mutex<Option<Embedded>>),
     Postgres(Box<postgres::Postgres>),
@@ -174,10 +177,10 @@ impl Owners {
         let owners = match Self::new(config) {
             Ok(o) => o,
             Err(e) => {
-                tracing::error!(error = %e, "ownership store is misconfigured; creates, drops and renames get 503");
+                tracing::error!(error = %e, "ownership store cannot be set up; creates, drops and renames get 503");
                 Arc::new(Self {
                     config: config.clone(),
-                    backend: Backend::Embedded(Mutex::new(None)),
+                    backend: Backend::Unavailable(e.to_string()),
                     indexed: Mutex::default(),
                 })
             }
@@ -193,6 +196,7 @@ impl Owners {
                 }
             },
             Backend::Postgres(_) => tracing::info!("ownership store is PostgreSQL; reading it"),
+            Backend::Unavailable(_) => {}
         }
         owners
     }
@@ -250,6 +254,7 @@ impl Owners {
         let now = crate::audit::rfc3339_now();
         let ids = match &self.backend {
             Backend::Off => return Err(OwnersError::Off),
+            Backend::Unavailable(why) => return Err(OwnersError::Store(why.clone())),
             Backend::Embedded(_) => {
                 let intents = intents.clone();
                 self.blocking(move |o| o.embedded(|s| intents.iter().map(|i| s.begin(i, &now)).collect())).await?
@@ -264,6 +269,7 @@ impl Owners {
         let now = crate::audit::rfc3339_now();
         let generation = match &self.backend {
             Backend::Off => return Err(OwnersError::Off),
+            Backend::Unavailable(why) => return Err(OwnersError::Store(why.clone())),
             Backend::Embedded(_) => {
                 let (intent, now) = (intent.clone(), now.clone());
                 self.blocking(move |o| o.embedded(|s| s.settle(id, &intent, settlement, &now))).await?;
@@ -282,7 +288,7 @@ impl Owners {
         let cutoff =
             crate::audit::rfc3339(std::time::SystemTime::now().checked_sub(age).unwrap_or(std::time::UNIX_EPOCH));
         match &self.backend {
-            Backend::Off => Ok(Vec::new()),
+            Backend::Off | Backend::Unavailable(_) => Ok(Vec::new()),
             Backend::Embedded(_) => self.blocking(move |o| o.embedded(|s| s.pending(&cutoff))).await,
             Backend::Postgres(pg) => pg.pending(&cutoff).await,
         }
@@ -292,6 +298,7 @@ impl Owners {
     pub async fn set(self: &Arc<Self>, record: Record) -> Result<(), OwnersError> {
         let generation = match &self.backend {
             Backend::Off => return Err(OwnersError::Off),
+            Backend::Unavailable(why) => return Err(OwnersError::Store(why.clone())),
             Backend::Embedded(_) => {
                 let r = record.clone();
                 self.blocking(move |o| o.embedded(|s| s.set(&r))).await?;
@@ -306,6 +313,7 @@ impl Owners {
     pub async fn remove(self: &Arc<Self>, kind: Kind, full_name: String) -> Result<bool, OwnersError> {
         let (removed, generation) = match &self.backend {
             Backend::Off => return Err(OwnersError::Off),
+            Backend::Unavailable(why) => return Err(OwnersError::Store(why.clone())),
             Backend::Embedded(_) => {
                 let name = full_name.clone();
                 (self.blocking(move |o| o.embedded(|s| s.remove(kind, &name))).await?, None)
@@ -321,6 +329,7 @@ impl Owners {
     pub async fn refresh(self: &Arc<Self>) -> Result<bool, OwnersError> {
         match &self.backend {
             Backend::Off => Ok(false),
+            Backend::Unavailable(why) => Err(OwnersError::Store(why.clone())),
             Backend::Embedded(_) => self.blocking(Self::refresh_blocking).await,
             Backend::Postgres(pg) => {
                 let seen = self.indexed.lock().map_err(poisoned)?.read_at;

@@ -47,6 +47,26 @@ impl Namer<'_> {
 /// The changes `route` with its inspected `body` makes; empty for every other operation.
 pub fn changes(route: &Route, catalog: &str, body: Option<&Body>) -> Vec<Change> {
     use OperationId as Op;
+    // Most requests change no ownership: decided before anything is built.
+    let changes_ownership = matches!(
+        route.operation,
+        Op::CreateNamespace
+            | Op::CreateTable
+            | Op::RegisterTable
+            | Op::CreateView
+            | Op::RegisterView
+            | Op::UpdateTable
+            | Op::CommitTransaction
+            | Op::DropTable
+            | Op::UnregisterTable
+            | Op::DropView
+            | Op::DropNamespace
+            | Op::RenameTable
+            | Op::RenameView
+    );
+    if !changes_ownership {
+        return Vec::new();
+    }
     let prefixed = usize::from(route.prefix.is_some());
     let base = route.canonical_path.split('/').take(2 + prefixed).collect::<Vec<_>>().join("/");
     let n = Namer { catalog, base };
