@@ -33,6 +33,11 @@ pub enum OwnersError {
     Off,
     #[error("the ownership store's worker failed: {0}")]
     Task(String),
+    /// The upstream carried a change out; recording it failed (its intent stays pending).
+    #[error(
+        "the upstream carried the request out, but the ownership store could not record it yet ({0}); it is reconciled later"
+    )]
+    Unrecorded(String),
 }
 
 /// `[owners]` of the config file (documented in docs/config.md).

@@ -74,7 +74,10 @@ pub async fn prepare(
 }
 
 /// After the upstream answered (or failed to): settles every intent before the response goes
-/// back, so a confirmed create is durable when the client learns of it.
+/// back, so a confirmed create is durable when the client learns of it. When the upstream
+/// carried a change out but the store cannot record it, the client gets 503 instead of the
+/// upstream's success (the intent stays pending, for reconciliation), never a success whose
+/// record could be lost.
 pub async fn settle(
     shared: &Shared,
     caller: &HeaderMap,
@@ -83,27 +86,38 @@ pub async fn settle(
 ) -> Result<Response<Incoming>, Stop> {
     let Some(prepared) = prepared else { return response };
     let status = response.as_ref().ok().map(Response::status);
+    let mut unrecorded = None;
     for (id, intent) in prepared.intents {
         let settlement = match answered(&intent.change, status) {
             Some(s) => Some(s),
             None => reconcile(shared, caller, &intent).await,
         };
-        finish(shared, id, intent, settlement).await;
+        if let Err(e) = finish(shared, id, intent, settlement).await
+            && settlement == Some(Settlement::Happened { direct: true })
+        {
+            unrecorded = Some(e);
+        }
     }
     publish(shared);
-    response
+    match (unrecorded, response) {
+        (Some(e), Ok(_)) => {
+            let e = OwnersError::Unrecorded(e.to_string());
+            Err(Stop::plain(crate::error::Refusal::from(&e), None))
+        }
+        (_, response) => response,
+    }
 }
 
-async fn finish(shared: &Shared, id: i64, intent: Intent, settlement: Option<Settlement>) {
+async fn finish(shared: &Shared, id: i64, intent: Intent, settlement: Option<Settlement>) -> Result<(), OwnersError> {
     let Some(settlement) = settlement else {
         tracing::warn!(change = ?intent.change, "ownership change left pending: the upstream could not tell whether it happened");
-        return;
+        return Ok(());
     };
     let change = intent.change.clone();
-    if let Err(e) = shared.owners.settle(id, intent, settlement).await {
-        // The intent stays in the store and is reconciled later: nothing confirmed is lost.
+    shared.owners.settle(id, intent, settlement).await.inspect_err(|e| {
+        // The intent stays in the store and is reconciled later.
         tracing::error!(error = %e, ?change, "cannot settle an ownership change; it stays pending");
-    }
+    })
 }
 
 /// What the upstream's own answer says; `None` when it is ambiguous.
@@ -167,7 +181,7 @@ pub async fn reconcile_pending(shared: &Shared) -> usize {
     for (id, intent) in pending {
         let settlement = reconcile(shared, &HeaderMap::new(), &intent).await;
         left += usize::from(settlement.is_none());
-        finish(shared, id, intent, settlement).await;
+        let _ = finish(shared, id, intent, settlement).await;
     }
     publish(shared);
     left

@@ -120,6 +120,9 @@ pub fn catalog_with(
                             // from now on the upstream cannot say whether it exists
                             heads_fail.store(true, Ordering::SeqCst);
                         }
+                        if name == "delayed" {
+                            return table_reply().after(Duration::from_millis(300));
+                        }
                         if name.starts_with("slow") {
                             table_reply().after(Duration::from_millis(1500))
                         } else {
@@ -335,6 +338,26 @@ async fn owners_namespaces_views_staged_creates_and_transactions_are_recorded() 
     assert_eq!(owner_in(&s.store, "prod.s.tx").as_deref(), Some("bob"));
     assert_eq!(call(g, "bob", "POST", "/v1/namespaces/s/tables/tx", &append()).await.status, 200);
     call(g, "alice", "POST", "/v1/namespaces/s/tables/tx", &append()).await.assert_error(403, "ForbiddenException");
+}
+
+#[tokio::test]
+async fn owners_a_create_the_store_cannot_record_after_the_upstream_did_it_is_503_not_a_success() {
+    let s = setup().await;
+    let store = s.store.clone();
+    let body = create("delayed");
+    // the intent is written, then another process takes the lock while the upstream works
+    let (answer, _lock) = tokio::join!(call(&s.gate, "alice", "POST", "/v1/namespaces/s/tables", &body), async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let lock = rusqlite::Connection::open(&store).unwrap();
+        lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        lock
+    });
+    let m = answer.assert_error(503, "ServiceUnavailableException");
+    assert!(m.contains("carried the request out"), "{m}");
+    let conn = rusqlite::Connection::open(&s.store).unwrap();
+    let pending: i64 = conn.query_row("SELECT count(*) FROM intents", [], |r| r.get(0)).unwrap();
+    assert_eq!(pending, 1, "the intent stays for reconciliation");
 }
 
 #[tokio::test]
