@@ -142,6 +142,14 @@ pub fn catalog_with(
                     table_reply()
                 }
             }
+            ("GET", p) if p.ends_with("/tables") => {
+                let prefix = format!("{p}/");
+                let mut names: Vec<&str> = set.iter().filter_map(|t| t.strip_prefix(prefix.as_str())).collect();
+                names.sort_unstable();
+                let ns = p.trim_end_matches("/tables").rsplit('/').next().unwrap_or_default();
+                let identifiers: Vec<_> = names.iter().map(|n| json!({"namespace": [ns], "name": n})).collect();
+                Reply::json(200, json!({"identifiers": identifiers}))
+            }
             ("DELETE", p) if set.remove(p) => Reply::raw(204, ""),
             _ => no_such(),
         }
@@ -566,4 +574,27 @@ async fn owners_an_intent_the_upstream_could_not_settle_is_reconciled_later_in_t
     assert!(String::from_utf8_lossy(&list.stdout).contains("TABLE\tprod.s.slow-unchecked\tUSER\talice\tcreation"));
     assert!(list.stderr.is_empty(), "{}", String::from_utf8_lossy(&list.stderr));
     b.kill_9();
+}
+
+#[tokio::test]
+async fn owners_lists_show_what_the_caller_created_and_the_policys_owners_win() {
+    let s = setup().await;
+    let g = &s.gate;
+    for (user, table) in [("alice", "a1"), ("bob", "b1"), ("alice", "a2")] {
+        assert_eq!(call(g, user, "POST", "/v1/namespaces/s/tables", &create(table)).await.status, 200);
+    }
+    let names = |a: crate::fake_upstream::Answer| -> Vec<String> {
+        a.json()["identifiers"].as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(names(call(g, "alice", "GET", "/v1/namespaces/s/tables", &serde_json::Value::Null).await), ["a1", "a2"]);
+    assert_eq!(names(call(g, "bob", "GET", "/v1/namespaces/s/tables", &serde_json::Value::Null).await), ["b1"]);
+
+    // the policy names bob the owner of alice's a1: the policy wins
+    let policy = format!("{POLICY}owners:\n  - {{ type: TABLE, fullName: prod.s.a1, owner: bob, ownerType: USER }}\n");
+    let path = s.store.clone();
+    let g2 = gate(&s.upstream.url(""), &policy, move |c| c.owners.path = Some(path)).await;
+    call(&g2, "alice", "POST", "/v1/namespaces/s/tables/a1", &append()).await.assert_error(403, "ForbiddenException");
+    assert_eq!(call(&g2, "bob", "POST", "/v1/namespaces/s/tables/a1", &append()).await.status, 200);
+    assert_eq!(call(&g2, "alice", "POST", "/v1/namespaces/s/tables/a2", &append()).await.status, 200);
+    assert_eq!(names(call(&g2, "alice", "GET", "/v1/namespaces/s/tables", &serde_json::Value::Null).await), ["a2"]);
 }
