@@ -42,6 +42,7 @@ pub struct Prepared {
 /// Publishes the store's current index into the decision state, unless a newer one is there.
 pub fn publish(shared: &Shared) {
     let (index, version) = shared.owners.indexed();
+    shared.metrics.owners_records.set(i64::try_from(index.len()).unwrap_or(i64::MAX));
     shared.state.rcu(|current| {
         if current.owners_version >= version {
             Arc::clone(current)
@@ -70,7 +71,8 @@ pub async fn prepare(
         };
         intents.push(Intent { change, user: user.to_owned(), confirmable });
     }
-    Ok(Some(Prepared { intents: shared.owners.begin(intents).await? }))
+    let intents = shared.owners.begin(intents).await.inspect_err(|_| shared.metrics.owners_event("refused"))?;
+    Ok(Some(Prepared { intents }))
 }
 
 /// After the upstream answered (or failed to): settles every intent before the response goes
@@ -101,6 +103,7 @@ pub async fn settle(
     publish(shared);
     match (unrecorded, response) {
         (Some(e), Ok(_)) => {
+            shared.metrics.owners_event("unrecorded");
             let e = OwnersError::Unrecorded(e.to_string());
             Err(Stop::plain(crate::error::Refusal::from(&e), None))
         }
@@ -111,6 +114,7 @@ pub async fn settle(
 async fn finish(shared: &Shared, id: i64, intent: Intent, settlement: Option<Settlement>) -> Result<(), OwnersError> {
     let Some(settlement) = settlement else {
         tracing::warn!(change = ?intent.change, "ownership change left pending: the upstream could not tell whether it happened");
+        shared.metrics.owners_event("pending");
         return Ok(());
     };
     let change = intent.change.clone();
