@@ -284,3 +284,61 @@ impl Embedded {
             .map_err(db)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(name: &str) -> Object {
+        Object {
+            kind: Kind::Table,
+            full_name: format!("prod.s.{name}"),
+            path: format!("/v1/namespaces/s/tables/{name}"),
+        }
+    }
+
+    fn create(name: &str, user: &str) -> Intent {
+        Intent { change: Change::Create(table(name)), user: user.into(), confirmable: true }
+    }
+
+    #[test]
+    fn intents_settle_into_records_and_migrations_run_once() {
+        let dir = std::env::temp_dir().join(format!("icegate-embedded-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("owners.db");
+        let mut store = Embedded::open(&path, Duration::from_millis(100)).unwrap();
+        let now = "2026-12-02T13:45:00.000Z";
+        let a = store.begin(&create("t", "alice"), now).unwrap();
+        assert_eq!(store.pending("9999").unwrap().len(), 1);
+        assert!(store.pending("2000").unwrap().is_empty(), "younger than the cutoff");
+        store.settle(a, &create("t", "alice"), Settlement::Happened { direct: true }, now).unwrap();
+        assert_eq!(store.get(Kind::Table, "prod.s.t").unwrap().as_deref(), Some("alice"));
+        // a reconciled create never replaces a recorded owner; a direct one does
+        let b = store.begin(&create("t", "bob"), now).unwrap();
+        store.settle(b, &create("t", "bob"), Settlement::Happened { direct: false }, now).unwrap();
+        assert_eq!(store.get(Kind::Table, "prod.s.t").unwrap().as_deref(), Some("alice"));
+        // a rename moves the record, replacing a stale one at the destination
+        store.set(&Record { full_name: "prod.s.u".into(), ..store.records().unwrap()[0].clone() }).unwrap();
+        let rename = Intent {
+            change: Change::Rename { from: table("t"), to: table("u") },
+            user: "alice".into(),
+            confirmable: false,
+        };
+        let r = store.begin(&rename, now).unwrap();
+        store.settle(r, &rename, Settlement::Happened { direct: true }, now).unwrap();
+        assert_eq!(store.records().unwrap().len(), 1);
+        assert_eq!(store.get(Kind::Table, "prod.s.u").unwrap().as_deref(), Some("alice"));
+        // what did not happen changes nothing, and the intent is gone either way
+        let drop_u = Intent { change: Change::Drop(table("u")), user: "alice".into(), confirmable: false };
+        let d = store.begin(&drop_u, now).unwrap();
+        store.settle(d, &drop_u, Settlement::DidNotHappen, now).unwrap();
+        assert!(store.get(Kind::Table, "prod.s.u").unwrap().is_some());
+        assert!(store.pending("9999").unwrap().is_empty());
+        drop(store);
+        // reopening runs no migration twice and keeps the records
+        let store = Embedded::open(&path, Duration::from_millis(100)).unwrap();
+        assert_eq!(store.records().unwrap().len(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
