@@ -275,10 +275,21 @@ impl Owners {
         let generation = match &self.backend {
             Backend::Off => return Err(OwnersError::Off),
             Backend::Unavailable(why) => return Err(OwnersError::Store(why.clone())),
+            // The file and the index change under the file's lock, in the order of the writes.
             Backend::Embedded(_) => {
-                let (intent, now) = (intent.clone(), now.clone());
-                self.blocking(move |o| o.embedded(|s| s.settle(id, &intent, settlement, &now))).await?;
-                None
+                return self
+                    .blocking(move |o| {
+                        o.embedded(|s| {
+                            s.settle(id, &intent, settlement, &now)?;
+                            match settlement {
+                                Settlement::Happened { direct } => {
+                                    o.update(None, |ix| apply(ix, &intent, direct, &now))
+                                }
+                                Settlement::DidNotHappen => Ok(()),
+                            }
+                        })
+                    })
+                    .await;
             }
             Backend::Postgres(pg) => pg.settle(id, &intent, settlement, &now).await?,
         };
@@ -305,9 +316,14 @@ impl Owners {
             Backend::Off => return Err(OwnersError::Off),
             Backend::Unavailable(why) => return Err(OwnersError::Store(why.clone())),
             Backend::Embedded(_) => {
-                let r = record.clone();
-                self.blocking(move |o| o.embedded(|s| s.set(&r))).await?;
-                None
+                return self
+                    .blocking(move |o| {
+                        o.embedded(|s| {
+                            s.set(&record)?;
+                            o.update(None, |ix| ix.insert(record))
+                        })
+                    })
+                    .await;
             }
             Backend::Postgres(pg) => Some(pg.set(&record).await?),
         };
@@ -320,8 +336,15 @@ impl Owners {
             Backend::Off => return Err(OwnersError::Off),
             Backend::Unavailable(why) => return Err(OwnersError::Store(why.clone())),
             Backend::Embedded(_) => {
-                let name = full_name.clone();
-                (self.blocking(move |o| o.embedded(|s| s.remove(kind, &name))).await?, None)
+                return self
+                    .blocking(move |o| {
+                        o.embedded(|s| {
+                            let removed = s.remove(kind, &full_name)?;
+                            o.update(None, |ix| drop(ix.remove(kind, &full_name)))?;
+                            Ok(removed)
+                        })
+                    })
+                    .await;
             }
             Backend::Postgres(pg) => pg.remove(kind, &full_name).await?,
         };
@@ -352,24 +375,34 @@ impl Owners {
         }
     }
 
-    /// [`Owners::refresh`] of the embedded store. Blocking.
+    /// [`Owners::refresh`] of the embedded store, under the file's lock so that no write of
+    /// this process falls between the read and the index it replaces. Blocking.
     fn refresh_blocking(&self) -> Result<bool, OwnersError> {
-        let seen = self.indexed.lock().map_err(poisoned)?.read_at;
-        let read = self.embedded(|s| {
-            let now = s.data_version()?;
-            if Some(now) == seen { Ok(None) } else { Ok(Some((now, s.records()?))) }
-        })?;
-        let Some((data_version, records)) = read else { return Ok(false) };
-        let mut ix = self.indexed.lock().map_err(poisoned)?;
-        ix.index = Arc::new(OwnerIndex::from_records(records));
-        ix.version += 1;
-        ix.read_at = Some(data_version);
-        Ok(true)
+        self.embedded(|s| {
+            let seen = self.indexed.lock().map_err(poisoned)?.read_at;
+            let data_version = s.data_version()?;
+            if Some(data_version) == seen {
+                return Ok(false);
+            }
+            let index = OwnerIndex::from_records(s.records()?);
+            let mut ix = self.indexed.lock().map_err(poisoned)?;
+            ix.index = Arc::new(index);
+            ix.version += 1;
+            ix.read_at = Some(data_version);
+            Ok(true)
+        })
     }
 
-    /// Applies a change this process made; `generation` is PostgreSQL's after it.
+    /// Applies a change this process made; `generation` is PostgreSQL's after it (a full read
+    /// at or after that generation already holds the change, and a rename applied twice would
+    /// lose its record, so it is not applied again).
     fn update(&self, generation: Option<i64>, f: impl FnOnce(&mut OwnerIndex)) -> Result<(), OwnersError> {
         let mut ix = self.indexed.lock().map_err(poisoned)?;
+        if let (Some(g), Some(read)) = (generation, ix.read_at)
+            && read >= g
+        {
+            return Ok(());
+        }
         f(Arc::make_mut(&mut ix.index));
         ix.version += 1;
         if let Some(g) = generation {
