@@ -3,6 +3,8 @@
 //! transaction, and `NOTIFY icegate_owners` so the other replicas re-read at once. A lost
 //! notification is covered by polling: every replica re-reads within
 //! `owners.poll_interval_seconds` of a change (5 s by default), typically within milliseconds.
+//! Columns are read with `try_get`: a table altered behind icegate's back is an error (503 for
+//! writes), never a panic.
 
 use super::embedded::{MIGRATIONS, intent_of, record_of};
 use super::index::{Kind, Record};
@@ -120,7 +122,7 @@ impl Postgres {
                         ],
                     )
                     .await?;
-                ids.push(row.get::<_, i64>(0));
+                ids.push(row.try_get::<_, i64>(0)?);
             }
             tx.commit().await?;
             Ok(ids)
@@ -193,9 +195,12 @@ impl Postgres {
             .await?;
         rows.iter()
             .map(|r| {
-                let id: i64 = r.get(0);
-                let to = r.get::<_, Option<String>>(5).zip(r.get::<_, Option<String>>(6));
-                intent_of(id, [r.get(1), r.get(2), r.get(3), r.get(4), r.get(7)], to, r.get(8)).map(|i| (id, i))
+                let id: i64 = r.try_get(0).map_err(db)?;
+                let text = |i: usize| r.try_get::<_, String>(i).map_err(db);
+                let to =
+                    r.try_get::<_, Option<String>>(5).map_err(db)?.zip(r.try_get::<_, Option<String>>(6).map_err(db)?);
+                let confirmable = r.try_get(8).map_err(db)?;
+                intent_of(id, [text(1)?, text(2)?, text(3)?, text(4)?, text(7)?], to, confirmable).map(|i| (id, i))
             })
             .collect()
     }
@@ -251,7 +256,7 @@ impl Postgres {
                     .read_only(true)
                     .start()
                     .await?;
-                let generation: i64 = tx.query_one("SELECT n FROM owners_generation", &[]).await?.get(0);
+                let generation: i64 = tx.query_one("SELECT n FROM owners_generation", &[]).await?.try_get(0)?;
                 if Some(generation) == seen {
                     return Ok(None);
                 }
@@ -265,7 +270,10 @@ impl Postgres {
         let Some((generation, rows)) = read else { return Ok(None) };
         let records = rows
             .iter()
-            .map(|r| record_of([r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5)]))
+            .map(|r| {
+                let text = |i: usize| r.try_get::<_, String>(i).map_err(db);
+                record_of([text(0)?, text(1)?, text(2)?, text(3)?, text(4)?, text(5)?])
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Some((generation, records)))
     }
@@ -315,7 +323,7 @@ impl Postgres {
 
 /// Increments the generation and tells the other replicas, at commit.
 async fn bump(tx: &tokio_postgres::Transaction<'_>) -> Result<i64, tokio_postgres::Error> {
-    let n: i64 = tx.query_one("UPDATE owners_generation SET n = n + 1 RETURNING n", &[]).await?.get(0);
+    let n: i64 = tx.query_one("UPDATE owners_generation SET n = n + 1 RETURNING n", &[]).await?.try_get(0)?;
     tx.batch_execute(&format!("NOTIFY {CHANNEL}")).await?;
     Ok(n)
 }
@@ -328,7 +336,7 @@ async fn migrate(client: &mut Client) -> Result<(), tokio_postgres::Error> {
          CREATE TABLE IF NOT EXISTS icegate_migrations (version INTEGER NOT NULL)",
     )
     .await?;
-    let done: i64 = tx.query_one("SELECT count(*) FROM icegate_migrations", &[]).await?.get(0);
+    let done: i64 = tx.query_one("SELECT count(*) FROM icegate_migrations", &[]).await?.try_get(0)?;
     for (i, sql) in MIGRATIONS.iter().enumerate() {
         let version = i32::try_from(i + 1).unwrap_or(i32::MAX);
         if i64::from(version) > done {
