@@ -45,6 +45,15 @@ enum OwnersCommand {
         #[arg(long)]
         name: String,
     },
+    /// Forget a pending intent (`list` shows them) the running icegate cannot settle, e.g. when
+    /// the upstream refuses its existence checks; set the record by hand if it happened.
+    Forget {
+        #[arg(long)]
+        config: PathBuf,
+        /// The intent's id, as `list` prints it.
+        #[arg(long)]
+        intent: i64,
+    },
 }
 
 /// The `[owners]` section of a config file; other sections are not read.
@@ -81,9 +90,10 @@ pub fn main(args: &OwnersArgs) -> ExitCode {
 
 fn run(args: &OwnersArgs) -> Result<ExitCode, String> {
     let config = match &args.command {
-        OwnersCommand::List { config } | OwnersCommand::Set { config, .. } | OwnersCommand::Remove { config, .. } => {
-            owners_config(config)?
-        }
+        OwnersCommand::List { config }
+        | OwnersCommand::Set { config, .. }
+        | OwnersCommand::Remove { config, .. }
+        | OwnersCommand::Forget { config, .. } => owners_config(config)?,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -108,7 +118,7 @@ async fn command(args: &OwnersArgs, config: &Config) -> Result<ExitCode, String>
                     r.created_at
                 );
             }
-            for (_, intent) in owners.pending(std::time::Duration::ZERO).await.map_err(|e| e.to_string())? {
+            for (id, intent) in owners.pending(std::time::Duration::ZERO).await.map_err(|e| e.to_string())? {
                 let what = match &intent.change {
                     Change::Create(o) => format!("create of {} `{}`", o.kind.as_str(), o.full_name),
                     Change::Drop(o) => format!("drop of {} `{}`", o.kind.as_str(), o.full_name),
@@ -116,7 +126,7 @@ async fn command(args: &OwnersArgs, config: &Config) -> Result<ExitCode, String>
                         format!("rename of {} `{}` to `{}`", from.kind.as_str(), from.full_name, to.full_name)
                     }
                 };
-                eprintln!("pending: {what} by `{}` (reconciled by the running icegate)", intent.user);
+                eprintln!("pending: {what} by `{}` (intent {id}; reconciled by the running icegate)", intent.user);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -139,6 +149,14 @@ async fn command(args: &OwnersArgs, config: &Config) -> Result<ExitCode, String>
             };
             owners.set(record).await.map_err(|e| e.to_string())?;
             Ok(ExitCode::SUCCESS)
+        }
+        OwnersCommand::Forget { intent, .. } => {
+            if owners.forget(*intent).await.map_err(|e| e.to_string())? {
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!("no pending intent {intent}");
+                Ok(ExitCode::from(1))
+            }
         }
         OwnersCommand::Remove { kind: k, name, .. } => {
             if owners.remove(kind(k)?, name.clone()).await.map_err(|e| e.to_string())? {

@@ -267,6 +267,11 @@ impl Embedded {
         Ok(n > 0)
     }
 
+    /// `icegate owners forget`; false when there was no such intent.
+    pub fn forget(&mut self, id: i64) -> Result<bool, OwnersError> {
+        Ok(self.conn.execute("DELETE FROM intents WHERE id = ?1", params![id]).map_err(db)? > 0)
+    }
+
     /// Changes whenever another connection commits to the file.
     pub fn data_version(&self) -> Result<i64, OwnersError> {
         self.conn.pragma_query_value(None, "data_version", |r| r.get(0)).map_err(db)

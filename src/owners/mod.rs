@@ -352,6 +352,16 @@ impl Owners {
         Ok(removed)
     }
 
+    /// `icegate owners forget`: drops a pending intent; false when there was none.
+    pub async fn forget(self: &Arc<Self>, id: i64) -> Result<bool, OwnersError> {
+        match &self.backend {
+            Backend::Off => Err(OwnersError::Off),
+            Backend::Unavailable(why) => Err(OwnersError::Store(why.clone())),
+            Backend::Embedded(_) => self.blocking(move |o| o.embedded(|s| s.forget(id))).await,
+            Backend::Postgres(pg) => pg.forget(id).await,
+        }
+    }
+
     /// Re-reads the store when it changed since the last read (another replica, another
     /// process, `icegate owners`); true when the index changed.
     pub async fn refresh(self: &Arc<Self>) -> Result<bool, OwnersError> {

@@ -246,6 +246,12 @@ impl Postgres {
         .await
     }
 
+    /// `icegate owners forget`; false when there was no such intent.
+    pub async fn forget(&self, id: i64) -> Result<bool, OwnersError> {
+        let n = self.with(async |c| c.execute("DELETE FROM intents WHERE id = $1", &[&id]).await).await?;
+        Ok(n > 0)
+    }
+
     /// Every record and the generation they are at, unless the generation is still `seen`.
     pub async fn read_if_changed(&self, seen: Option<i64>) -> Result<Option<(i64, Vec<Record>)>, OwnersError> {
         let read = self

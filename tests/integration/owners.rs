@@ -556,6 +556,17 @@ async fn owners_an_intent_the_upstream_could_not_settle_is_reconciled_later_in_t
     let list = owners_cli(&["list", "--config", config.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&list.stderr);
     assert!(stderr.contains("pending: create of TABLE `prod.s.slow-unchecked` by `alice`"), "{stderr}");
+    // an operator may forget an intent nothing can settle (this one is a stray, inserted by hand)
+    let conn = rusqlite::Connection::open(dir.path().join("owners.db")).unwrap();
+    conn.execute(
+        "INSERT INTO intents (id, op, object_type, full_name, path, user_name, confirmable, started_at)
+         VALUES (4242, 'drop', 'TABLE', 'prod.s.gone', '/v1/namespaces/s/tables/gone', 'eve', 0, '2000-01-01T00:00:00.000Z')",
+        [],
+    )
+    .unwrap();
+    let cfg = config.to_str().unwrap();
+    assert!(owners_cli(&["forget", "--config", cfg, "--intent", "4242"]).status.success());
+    assert_eq!(owners_cli(&["forget", "--config", cfg, "--intent", "4242"]).status.code(), Some(1));
     call(&g, "alice", "POST", "/v1/namespaces/s/tables/slow-unchecked", &append())
         .await
         .assert_error(403, "ForbiddenException");
