@@ -28,6 +28,8 @@ enum Command {
     Explain(ExplainArgs),
     /// Run the proxy in front of an Iceberg REST catalog.
     Serve(ServeArgs),
+    /// Inspect and correct the ownership store: `list`, `set`, `remove`.
+    Owners(crate::owners::cli::OwnersArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -126,6 +128,7 @@ pub fn main() -> ExitCode {
         Command::Check { policy } => check(&policy),
         Command::Explain(args) => explain(&args),
         Command::Serve(args) => serve(args),
+        Command::Owners(args) => crate::owners::cli::main(&args),
     }
 }
 

@@ -46,6 +46,8 @@ pub struct Config {
     pub audit: Audit,
     pub credentials: crate::credentials::Config,
     pub runtime: Runtime,
+    /// `[owners]`: the ownership store (DESIGN.md §4 "Ownership of created objects").
+    pub owners: crate::owners::Config,
 }
 
 impl Default for Config {
@@ -67,6 +69,7 @@ impl Default for Config {
             audit: Audit::default(),
             credentials: crate::credentials::Config::default(),
             runtime: Runtime::default(),
+            owners: crate::owners::Config::default(),
         }
     }
 }
@@ -455,6 +458,7 @@ impl Config {
             });
         }
         self.credentials.validate()?;
+        self.owners.validate()?;
         Ok(())
     }
 

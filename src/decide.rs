@@ -286,14 +286,31 @@ pub fn request_of<'a>(route: &'a Route, catalog: &'a str) -> authorize::Request<
 }
 
 /// Runs the offline stages on `input`; the first failing stage answers (DESIGN.md §5).
+/// Without an ownership store (`explain`, the conformance cases): only the policy's owners.
 pub fn decide(snap: &Snapshot, settings: &Settings, input: &Input<'_>) -> Outcome {
-    match run(snap, settings, input) {
+    decide_with_owners(snap, crate::owners::index::OwnerIndex::empty(), settings, input)
+}
+
+/// [`decide`] with the ownership store's index merged into the policy's owners (the shadow
+/// decision of a served request).
+pub fn decide_with_owners(
+    snap: &Snapshot,
+    owners: &crate::owners::index::OwnerIndex,
+    settings: &Settings,
+    input: &Input<'_>,
+) -> Outcome {
+    match run(snap, owners, settings, input) {
         Ok(outcome) => outcome,
         Err(stop) => Outcome::refused(stop.operation, stop.refusal, stop.reason),
     }
 }
 
-fn run(snap: &Snapshot, settings: &Settings, input: &Input<'_>) -> Result<Outcome, Stop> {
+fn run(
+    snap: &Snapshot,
+    owners: &crate::owners::index::OwnerIndex,
+    settings: &Settings,
+    input: &Input<'_>,
+) -> Result<Outcome, Stop> {
     if routes::is_get_token(input.method, input.target, &settings.base_path) {
         return Ok(Outcome::forwarded(OperationId::GetToken, "getToken is forwarded before every check".to_owned()));
     }
@@ -304,7 +321,7 @@ fn run(snap: &Snapshot, settings: &Settings, input: &Input<'_>) -> Result<Outcom
     let Some(narrowed) = narrow_stage(snap, settings, &input.principal, &header, op)? else {
         return Ok(Outcome::forwarded(op, "getConfig needs only a known, enabled user".to_owned()));
     };
-    let subject = narrowed.subject(&input.principal.user);
+    let subject = narrowed.subject(&input.principal.user).with_owners(owners);
     let request = request_of(route, catalog);
     let mut reason = match authorize_path_stage(snap, &subject, route, &request)? {
         PathCheck::Allow(reason) => reason,

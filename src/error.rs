@@ -156,6 +156,17 @@ impl From<&ListError> for Refusal {
     }
 }
 
+impl From<&crate::owners::OwnersError> for Refusal {
+    /// The ownership store cannot be written: creates, drops and renames wait (DESIGN.md §4).
+    fn from(e: &crate::owners::OwnersError) -> Self {
+        let message = match e {
+            crate::owners::OwnersError::Unrecorded(_) => e.to_string(),
+            _ => format!("creates, drops and renames are unavailable while the ownership store cannot be written: {e}"),
+        };
+        Self::new(503, "ServiceUnavailableException", message)
+    }
+}
+
 /// The HTTP response of a refusal: the Iceberg error JSON, never cached.
 pub fn response(refusal: &Refusal) -> http::Response<crate::forward::Body> {
     use http_body_util::BodyExt;

@@ -29,6 +29,7 @@ pub mod inspect;
 pub mod metrics;
 pub mod observe;
 pub mod outbound;
+pub mod owners;
 pub mod policy;
 pub mod proxy;
 pub mod reload;

@@ -51,6 +51,11 @@ pub struct Metrics {
     pub shadow_disagreements: Family<OperationLabels, Counter>,
     pub open_connections: Gauge,
     pub upstream_reachable: Gauge,
+    /// Records in this process's view of the ownership store.
+    pub owners_records: Gauge,
+    /// Ownership store events: `refused` (503 before forwarding), `pending` (left for
+    /// reconciliation), `unrecorded` (carried out upstream, not recorded: 503).
+    pub owners_events: Family<ResultLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -97,6 +102,14 @@ impl Metrics {
             "1 when the upstream answered its last probe",
             upstream_reachable.clone(),
         );
+        let owners_records = Gauge::default();
+        registry.register("owners_records", "Records in the ownership store's current view", owners_records.clone());
+        let owners_events = Family::<ResultLabels, Counter>::default();
+        registry.register(
+            "owners_events",
+            "Ownership store events: refused (503 before forwarding), pending, unrecorded",
+            owners_events.clone(),
+        );
         Self {
             registry,
             requests,
@@ -110,7 +123,13 @@ impl Metrics {
             shadow_disagreements,
             open_connections,
             upstream_reachable,
+            owners_records,
+            owners_events,
         }
+    }
+
+    pub fn owners_event(&self, result: &str) {
+        self.owners_events.get_or_create(&ResultLabels { result: result.to_owned() }).inc();
     }
 
     pub fn reload(&self, result: &str) {

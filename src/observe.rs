@@ -26,7 +26,7 @@ pub fn observe(shared: &Shared, state: &DecisionState, record: &audit::Record) {
         m.credentials.get_or_create(&crate::metrics::ActionLabels { action }).inc();
     }
     if let (Some(candidate), Some(capture)) = (&state.shadow, &record.shadow)
-        && let Some(d) = crate::shadow::compare(&state.snapshot, candidate, &shared.settings, capture)
+        && let Some(d) = crate::shadow::compare(&state.snapshot, candidate, &state.owners, &shared.settings, capture)
     {
         let object = record.objects.first().map_or("", |o| o.full_name.as_str());
         tracing::warn!(

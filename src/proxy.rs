@@ -176,7 +176,7 @@ async fn pipeline(
     record.groups = Some(narrowed.groups.iter().map(ToString::to_string).collect());
     record.held_roles = Some(names(&narrowed.held_ordered));
     record.active_roles = Some(names(&narrowed.active_ordered));
-    let subject = narrowed.subject(&principal.user);
+    let subject = narrowed.subject(&principal.user).with_owners(&state.owners);
     let request = decide::request_of(route, catalog);
     let base_out = Outbound {
         method: &parts.method,
@@ -212,10 +212,13 @@ async fn pipeline(
     }
     // The table a create or register names in its body, for its credentials.
     let mut body_table: Option<String> = None;
+    // The ownership changes the request makes if the upstream carries it out (DESIGN.md §4).
+    let mut ownership = crate::owners::plan::changes(route, catalog, None);
     if let RequestBody::Buffered(bytes) = &body {
         let parsed = iceberg_body::inspect(route, bytes, &settings.namespace_separators)
             .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
         decide::authorize_body_stage(snap, &subject, route, &request, &parsed)?;
+        ownership = crate::owners::plan::changes(route, catalog, Some(&parsed));
         if let iceberg_body::Body::CreateTable { name, .. } | iceberg_body::Body::RegisterTable { name } = &parsed {
             body_table = Some(name.clone());
         }
@@ -241,9 +244,14 @@ async fn pipeline(
         RequestBody::Buffered(bytes) => Full::new(bytes).map_err(|never| match never {}).boxed(),
         RequestBody::Stream(incoming) => incoming.map_err(|e| Box::new(e) as crate::forward::BoxError).boxed(),
     };
+    // the ownership store's intents are durable before anything is forwarded, else 503
+    let intents = crate::owners::settle::prepare(shared, &parts.headers, &principal.user, ownership)
+        .await
+        .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
     record.decided();
     let sent = std::time::Instant::now();
-    let response = send(shared, &parts.headers, &out, upstream_body).await?;
+    let response = send(shared, &parts.headers, &out, upstream_body).await;
+    let response = crate::owners::settle::settle(shared, &parts.headers, intents, response).await?;
     record.upstream_took = Some(sent.elapsed());
     record.upstream_status = Some(response.status().as_u16());
 

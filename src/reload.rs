@@ -65,9 +65,16 @@ pub fn reload_now(shared: &Shared) -> Outcome {
         generation,
         loaded_at: if live.is_some() { std::time::SystemTime::now() } else { current.loaded_at },
         shadow: shadow.unwrap_or_else(|| current.shadow.clone()),
+        owners: Arc::clone(&current.owners),
+        owners_version: current.owners_version,
     };
     let hash = next.snapshot.hash().to_owned();
-    shared.state.store(Arc::new(next));
+    // The ownership index may have changed since `current` was read: keep the latest one.
+    shared.state.rcu(|latest| DecisionState {
+        owners: Arc::clone(&latest.owners),
+        owners_version: latest.owners_version,
+        ..next.clone()
+    });
     if live.is_some() {
         shared.metrics.reload("success");
         shared.metrics.generation.set(i64::try_from(generation).unwrap_or(i64::MAX));

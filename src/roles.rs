@@ -205,7 +205,14 @@ pub struct Narrowed {
 
 impl Narrowed {
     pub fn subject<'a>(&'a self, user: &'a str) -> Subject<'a> {
-        Subject { user, groups: &self.groups, held: &self.held, active: &self.active, ownership: self.ownership }
+        Subject {
+            user,
+            groups: &self.groups,
+            held: &self.held,
+            active: &self.active,
+            ownership: self.ownership,
+            owners: crate::owners::index::OwnerIndex::empty(),
+        }
     }
 }
 

@@ -49,6 +49,12 @@ pub fn run(config: Config) -> Result<(), RunError> {
         let grace = Duration::from_secs(config.shutdown_grace_seconds);
         let stats = loaded.snapshot.stats();
         let shared = Shared::with_shadow(config, loaded.snapshot, shadow, upstream);
+        // A shared ownership store is read before the first request (the embedded one was
+        // read when it opened); unreachable, it is logged, and creates wait for it (503).
+        if let Err(e) = shared.owners.refresh().await {
+            tracing::error!(error = %e, "cannot read the ownership store; owners by creation apply once it is reachable");
+        }
+        crate::owners::settle::publish(&shared);
         let reachable = crate::admin::probe_once(&shared).await;
         shared.health.upstream_reachable.store(reachable, std::sync::atomic::Ordering::Relaxed);
         let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -63,6 +69,7 @@ pub fn run(config: Config) -> Result<(), RunError> {
             tokio::spawn(crate::admin::serve(shared.clone(), admin, until_stopped())),
             tokio::spawn(crate::admin::probe_upstream(shared.clone(), until_stopped())),
             tokio::spawn(crate::reload::run(shared.clone(), until_stopped())),
+            tokio::spawn(crate::owners::settle::run(shared.clone(), until_stopped())),
         ];
         tracing::info!(%listen, admin = %admin_addr, upstream = shared.upstream.authority(), policy = %stats, "icegate listening");
         crate::server::serve_with(shared, listener, tls, shutdown_signal(), grace).await;

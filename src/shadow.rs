@@ -29,9 +29,15 @@ pub struct Disagreement {
     pub candidate: String,
 }
 
-/// Decides `capture` with both snapshots; `None` when they agree (or the request never got
-/// far enough to have a principal).
-pub fn compare(live: &Snapshot, candidate: &Snapshot, settings: &Settings, capture: &Capture) -> Option<Disagreement> {
+/// Decides `capture` with both snapshots (and the request's view of the ownership store);
+/// `None` when they agree (or the request never got far enough to have a principal).
+pub fn compare(
+    live: &Snapshot,
+    candidate: &Snapshot,
+    owners: &crate::owners::index::OwnerIndex,
+    settings: &Settings,
+    capture: &Capture,
+) -> Option<Disagreement> {
     let principal = capture.principal.clone()?;
     let input = Input {
         method: &capture.method,
@@ -42,8 +48,8 @@ pub fn compare(live: &Snapshot, candidate: &Snapshot, settings: &Settings, captu
         exists: capture.exists.unwrap_or(true),
         list_response: capture.list_response.as_deref(),
     };
-    let a = decide::decide(live, settings, &input);
-    let b = decide::decide(candidate, settings, &input);
+    let a = decide::decide_with_owners(live, owners, settings, &input);
+    let b = decide::decide_with_owners(candidate, owners, settings, &input);
     let (sa, sb) = (summary(&a), summary(&b));
     if sa == sb {
         return None;
@@ -68,6 +74,7 @@ fn summary(o: &Outcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::owners::index::OwnerIndex;
 
     fn snap(select: &str) -> Snapshot {
         let yaml = format!(
@@ -106,14 +113,14 @@ roles:
         let settings = Settings::default();
         let (live, candidate) = (snap("ALLOW"), snap("DENY"));
         let load = capture("/v1/prod/namespaces/sales/tables/t", None);
-        let d = compare(&live, &candidate, &settings, &load).unwrap();
+        let d = compare(&live, &candidate, OwnerIndex::empty(), &settings, &load).unwrap();
         assert_eq!(d.operation, "loadTable");
         assert_eq!((d.live.as_str(), d.candidate.as_str()), ("status 200, credential read", "status 403"));
-        assert_eq!(compare(&live, &live, &settings, &load), None);
+        assert_eq!(compare(&live, &live, OwnerIndex::empty(), &settings, &load), None);
         // listing is allowed by both: the entries are what differs
         let list = capture("/v1/prod/namespaces/sales", None);
-        assert_eq!(compare(&live, &candidate, &settings, &list), None);
+        assert_eq!(compare(&live, &candidate, OwnerIndex::empty(), &settings, &list), None);
         let no_principal = Capture { principal: None, ..load };
-        assert_eq!(compare(&live, &candidate, &settings, &no_principal), None);
+        assert_eq!(compare(&live, &candidate, OwnerIndex::empty(), &settings, &no_principal), None);
     }
 }

@@ -9,9 +9,9 @@ use crate::tokens::TokenCodec;
 use arc_swap::ArcSwap;
 use std::sync::Arc;
 
-/// Everything a decision reads, as one immutable value. A reload builds a new one and
-/// publishes it with one `store`.
-#[derive(Debug)]
+/// Everything a decision reads, as one immutable value. A reload (or a change of the
+/// ownership store) builds a new one and publishes it with one `store`.
+#[derive(Clone, Debug)]
 pub struct DecisionState {
     pub snapshot: Arc<Snapshot>,
     /// 1 for the first snapshot, +1 per successful reload.
@@ -19,6 +19,10 @@ pub struct DecisionState {
     pub loaded_at: std::time::SystemTime,
     /// The shadow candidate (DESIGN.md §9): decided beside `snapshot`, never enforced.
     pub shadow: Option<Arc<Snapshot>>,
+    /// The ownership store's current index (DESIGN.md §4), merged with the snapshot's owners.
+    pub owners: Arc<crate::owners::index::OwnerIndex>,
+    /// The version of `owners` (an older index is never published over a newer one).
+    pub owners_version: u64,
 }
 
 /// What `/readyz` reports besides the decision state.
@@ -43,6 +47,8 @@ pub struct Shared {
     pub vending: crate::vending::Vending,
     pub health: Health,
     pub metrics: crate::metrics::Metrics,
+    /// The ownership store (DESIGN.md §4); its index is published in `state`.
+    pub owners: Arc<crate::owners::Owners>,
 }
 
 impl Shared {
@@ -73,7 +79,10 @@ impl Shared {
                 }
             },
         };
+        let owners = crate::owners::Owners::open(&config.owners);
+        let (owners_index, owners_version) = owners.indexed();
         Arc::new(Self {
+            owners,
             audit: crate::audit::Audit::new(sink),
             vending: crate::vending::Vending::new(config.credentials.clone()),
             state: ArcSwap::from_pointee(DecisionState {
@@ -81,6 +90,8 @@ impl Shared {
                 generation: 1,
                 loaded_at: std::time::SystemTime::now(),
                 shadow: shadow.map(Arc::new),
+                owners: owners_index,
+                owners_version,
             }),
             health: Health::default(),
             metrics: {

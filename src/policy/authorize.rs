@@ -126,7 +126,7 @@ impl<'s, 'a> Checks<'s, 'a> {
 
     /// Evaluates `rule` on `object`; false when it failed.
     fn check(&mut self, rule: Rule, object: Object<'a>) -> bool {
-        let target = resolve(self.snap, self.catalog, &object);
+        let target = resolve(self.snap, self.subject, self.catalog, &object);
         let eval = evaluate(self.snap, self.subject, &target, rule.formula());
         let allowed = eval.allowed;
         self.done.push(Checked { rule, object, target, eval });
@@ -139,11 +139,13 @@ impl<'s, 'a> Checks<'s, 'a> {
     }
 }
 
-pub(crate) fn resolve(snap: &Snapshot, catalog: &str, object: &Object<'_>) -> Target {
-    let leaf =
-        |ident: &Ident<'_>, kind: Leaf| Target::resolve(snap, catalog, ident.namespace, Some((kind, ident.name)));
+pub(crate) fn resolve(snap: &Snapshot, subject: &Subject<'_>, catalog: &str, object: &Object<'_>) -> Target {
+    let owners = subject.owners;
+    let leaf = |ident: &Ident<'_>, kind: Leaf| {
+        Target::resolve(snap, owners, catalog, ident.namespace, Some((kind, ident.name)))
+    };
     match object {
-        Object::Namespace(levels) => Target::resolve(snap, catalog, levels, None),
+        Object::Namespace(levels) => Target::resolve(snap, owners, catalog, levels, None),
         Object::Table(i) => leaf(i, Leaf::Table),
         Object::View(i) => leaf(i, Leaf::View),
         Object::Function(i) => leaf(i, Leaf::Function),
@@ -382,7 +384,7 @@ pub fn credential_scope(snap: &Snapshot, subject: &Subject<'_>, req: &Request<'_
     if matches!(req.op, OperationId::CreateTable | OperationId::RegisterTable) {
         return Some(CredentialScope { narrowed: Scope::Write, unnarrowed: Scope::Write });
     }
-    let target = resolve(snap, req.catalog, &Object::Table(path_ident(req)?));
+    let target = resolve(snap, subject, req.catalog, &Object::Table(path_ident(req)?));
     let scope = |s: &Subject<'_>| {
         if evaluate(snap, s, &target, Rule::CredentialWrite.formula()).allowed { Scope::Write } else { Scope::Read }
     };

@@ -36,30 +36,67 @@ impl<'s> EntryFilter<'s> {
             _ => return false,
         };
         if self.base.as_ref().is_none_or(|(ns, _, _)| ns.as_slice() != levels) {
-            let target = Target::resolve(self.snap, self.catalog, levels, None);
+            let target = Target::resolve(self.snap, self.subject.owners, self.catalog, levels, None);
             self.base = Some((levels.to_vec(), target, None));
         }
         let Some((_, chain, unnamed)) = self.base.as_mut() else { return false };
         let leaf = chain_leaf(self.snap, chain, levels.len(), self.kind, name);
+        // A leaf recorded in the ownership store is decided on its own, like a named one.
+        let created_leaf = created_leaf(self.snap, self.subject, self.catalog, self.kind, (levels, name), leaf);
         if leaf.is_none()
+            && created_leaf.is_none()
             && let Some(answer) = unnamed
         {
             return *answer;
         }
-        let mut target =
-            Target { catalog: chain.catalog, schemas: std::mem::take(&mut chain.schemas), ..Target::default() };
+        let mut target = Target {
+            catalog: chain.catalog,
+            schemas: std::mem::take(&mut chain.schemas),
+            created: std::mem::take(&mut chain.created),
+            ..Target::default()
+        };
         match self.kind {
             ListKind::Tables => target.table = leaf,
             ListKind::Views => target.view = leaf,
             _ => target.function = leaf,
         }
+        let chain_created = target.created.clone();
+        match self.kind {
+            ListKind::Tables => target.created.table = created_leaf,
+            ListKind::Views => target.created.view = created_leaf,
+            _ => {}
+        }
         let answer = evaluate(self.snap, self.subject, &target, rule.formula()).allowed;
         chain.schemas = target.schemas;
-        if leaf.is_none() {
+        chain.created = chain_created;
+        if leaf.is_none() && target.created.table.is_none() && target.created.view.is_none() {
             *unnamed = Some(answer);
         }
         answer
     }
+}
+
+/// The ownership store's record of a listed table or view, unless the policy names its owner.
+fn created_leaf(
+    snap: &Snapshot,
+    subject: &Subject<'_>,
+    catalog: &str,
+    kind: ListKind,
+    (levels, name): (&[String], &str),
+    leaf: Option<super::snapshot::NodeId>,
+) -> Option<std::sync::Arc<crate::owners::index::Record>> {
+    use crate::owners::index::Slot;
+    let owners = subject.owners;
+    if owners.is_empty() || leaf.is_some_and(|n| snap.node(n).owner.is_some()) {
+        return None;
+    }
+    let (table, view) = match kind {
+        ListKind::Tables => (Some(name), None),
+        ListKind::Views => (None, Some(name)),
+        _ => return None,
+    };
+    let found = owners.chain(catalog, levels, table, view, |s| !matches!(s, Slot::Table | Slot::View));
+    found.table.or(found.view)
 }
 
 /// The leaf node of `name` under a resolved chain, when the chain reached the namespace.
@@ -91,6 +128,6 @@ pub fn entry_visible(snap: &Snapshot, subject: &Subject<'_>, catalog: &str, kind
         (ListKind::Functions, Entry::Object(i)) => (Rule::FunctionEntry, Object::Function(Ident::of(i))),
         _ => return false,
     };
-    let target = resolve(snap, catalog, &object);
+    let target = resolve(snap, subject, catalog, &object);
     evaluate(snap, subject, &target, rule.formula()).allowed
 }

@@ -4,6 +4,7 @@
 use super::model::OwnerType;
 use super::model::{Condition, Privilege};
 use super::snapshot::{NodeId, ROOT, RoleId, Snapshot};
+use crate::owners::index::{Created, OwnerIndex, Slot};
 
 /// A sorted set of roles without duplicates.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -49,6 +50,9 @@ pub struct Subject<'a> {
     pub active: &'a RoleSet,
     /// Whether ownership grants anything (DESIGN.md §5 ownership modes).
     pub ownership: bool,
+    /// The ownership store's index in this request's view (DESIGN.md §4 "Ownership of
+    /// created objects"); empty where there is no store (`explain`).
+    pub owners: &'a OwnerIndex,
 }
 
 impl<'a> Subject<'a> {
@@ -56,6 +60,11 @@ impl<'a> Subject<'a> {
     /// used to tell whether narrowing lowered a credential scope.
     pub fn unnarrowed(self) -> Self {
         Self { active: self.held, ownership: true, ..self }
+    }
+
+    /// The same caller, deciding with the ownership store's `owners` merged in.
+    pub fn with_owners(self, owners: &'a OwnerIndex) -> Self {
+        Self { owners, ..self }
     }
 
     fn owns(&self, snap: &Snapshot, node: NodeId) -> bool {
@@ -112,6 +121,8 @@ pub struct Target {
     pub table: Option<NodeId>,
     pub view: Option<NodeId>,
     pub function: Option<NodeId>,
+    /// Owners recorded by creation on the chain, where the policy names none.
+    pub created: Created,
 }
 
 /// Which leaves of a schema a target needs.
@@ -125,7 +136,41 @@ pub enum Leaf {
 }
 
 impl Target {
-    pub fn resolve(snap: &Snapshot, catalog: &str, levels: &[String], leaf: Option<(Leaf, &str)>) -> Self {
+    /// The chain of an object: the policy's nodes, and the `owners` index's records where the
+    /// policy names no owner (the snapshot's `owners` win on conflict).
+    pub fn resolve(
+        snap: &Snapshot,
+        owners: &OwnerIndex,
+        catalog: &str,
+        levels: &[String],
+        leaf: Option<(Leaf, &str)>,
+    ) -> Self {
+        let mut target = Self::resolve_nodes(snap, catalog, levels, leaf);
+        if !owners.is_empty() {
+            target.created = target.created_on(snap, owners, catalog, levels, leaf);
+        }
+        target
+    }
+
+    fn created_on(
+        &self,
+        snap: &Snapshot,
+        owners: &OwnerIndex,
+        catalog: &str,
+        levels: &[String],
+        leaf: Option<(Leaf, &str)>,
+    ) -> Created {
+        let table = leaf.and_then(|(k, n)| matches!(k, Leaf::Table | Leaf::TableAndView).then_some(n));
+        let view = leaf.and_then(|(k, n)| matches!(k, Leaf::View | Leaf::TableAndView).then_some(n));
+        let has_owner = |node: Option<NodeId>| node.is_some_and(|n| snap.node(n).owner.is_some());
+        owners.chain(catalog, levels, table, view, |slot| match slot {
+            Slot::Schema(i) => has_owner(self.schemas.get(i).copied()),
+            Slot::Table => has_owner(self.table),
+            Slot::View => has_owner(self.view),
+        })
+    }
+
+    fn resolve_nodes(snap: &Snapshot, catalog: &str, levels: &[String], leaf: Option<(Leaf, &str)>) -> Self {
         let mut target = Target::default();
         let Some(cat) = snap.node(ROOT).children.get(catalog).copied() else { return target };
         target.catalog = Some(cat);
@@ -190,12 +235,19 @@ pub(crate) fn granted(
 
 pub(crate) fn term_holds(snap: &Snapshot, subject: &Subject<'_>, target: &Target, term: Term) -> bool {
     let own = |node: Option<NodeId>| subject.ownership && node.is_some_and(|n| subject.owns(snap, n));
+    let created = |record: Option<&crate::owners::index::Record>| {
+        subject.ownership && record.is_some_and(|r| r.owned_by(subject.user, subject.groups))
+    };
     match term {
         Term::OwnMetalake => own(Some(ROOT)),
         Term::OwnCatalog => own(target.catalog),
-        Term::OwnSchema => subject.ownership && target.schemas.iter().any(|n| subject.owns(snap, *n)),
-        Term::OwnTable => own(target.table),
-        Term::OwnView => own(target.view),
+        Term::OwnSchema => {
+            subject.ownership
+                && (target.schemas.iter().any(|n| subject.owns(snap, *n))
+                    || target.created.schemas.iter().any(|r| r.owned_by(subject.user, subject.groups)))
+        }
+        Term::OwnTable => own(target.table) || created(target.created.table.as_deref()),
+        Term::OwnView => own(target.view) || created(target.created.view.as_deref()),
         Term::OwnFunction => own(target.function),
         Term::Priv(p) => {
             let denied = target.nodes().any(|n| granted(snap, n, p, Condition::Deny, subject.held).is_some());

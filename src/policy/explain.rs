@@ -81,6 +81,17 @@ fn own_node(target: &Target, term: Term) -> Vec<NodeId> {
     }
 }
 
+/// The ownership store's records an ownership term reads.
+fn created_records(target: &Target, term: Term) -> impl Iterator<Item = &crate::owners::index::Record> {
+    let (schemas, leaf): (&[std::sync::Arc<crate::owners::index::Record>], _) = match term {
+        Term::OwnSchema => (&target.created.schemas, None),
+        Term::OwnTable => (&[], target.created.table.as_deref()),
+        Term::OwnView => (&[], target.created.view.as_deref()),
+        _ => (&[], None),
+    };
+    schemas.iter().map(|r| &**r).chain(leaf)
+}
+
 /// One term, with the grant, deny or owner behind its value.
 fn write_term(out: &mut String, snap: &Snapshot, subject: &Subject<'_>, target: &Target, term: Term) {
     write_term_name(out, term);
@@ -88,13 +99,29 @@ fn write_term(out: &mut String, snap: &Snapshot, subject: &Subject<'_>, target: 
         if term_holds(snap, subject, target, term) {
             out.push_str(" holds (");
             let owned = own_node(target, term).into_iter().filter_map(|n| snap.node(n).owner.as_ref().map(|o| (n, o)));
-            for (i, (n, o)) in owned.enumerate() {
-                if i > 0 {
+            let mut first = true;
+            for (n, o) in owned {
+                if !std::mem::take(&mut first) {
                     out.push_str(", ");
                 }
                 let kind = if o.kind == OwnerType::User { "user" } else { "group" };
                 write_node_label(out, snap, n);
                 let _ = write!(out, " is owned by {kind} `{}`", o.name);
+            }
+            // Owners from the ownership store name their source: "by creation at ...".
+            for r in created_records(target, term).filter(|r| r.owned_by(subject.user, subject.groups)) {
+                if !std::mem::take(&mut first) {
+                    out.push_str(", ");
+                }
+                let kind = if r.owner_type == OwnerType::User { "user" } else { "group" };
+                let _ = write!(
+                    out,
+                    "{} `{}` is owned by {kind} `{}` {}",
+                    r.kind.as_str(),
+                    r.full_name,
+                    r.owner,
+                    r.provenance()
+                );
             }
             out.push(')');
         } else if !subject.ownership {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts the dev Iceberg REST catalog and icegate in front of it (policies/example.yaml), runs
 # tests/e2e/clients.py with PyIceberg and DuckDB through icegate, and stops both (`--clients-only`,
-# the demo, ends there). Then credentials.sh (vending against the dev catalog), downscope.sh
+# the demo, ends there). Then owners.sh (ownership by creation), credentials.sh (vending against the dev catalog), downscope.sh
 # (s3-downscope against moto) and spark.sh (Spark SQL), each with its own processes.
 # Exits non-zero on any failure.
 set -euo pipefail
@@ -29,6 +29,8 @@ if ! "$VENV/bin/python" "$ROOT/tests/e2e/clients.py" "http://127.0.0.1:$PORT" "$
 fi
 # The demo (scripts/demo.sh) stops here; the test command goes on.
 if [ "${1:-}" = "--clients-only" ]; then exit 0; fi
+# Ownership by creation (issue 9): PyIceberg, an embedded store, icegate killed and restarted.
+bash "$ROOT/tests/e2e/owners.sh"
 # Credential vending and remote signing (DESIGN.md §8): its own dev catalogs and icegates.
 bash "$ROOT/tests/e2e/credentials.sh"
 # s3-downscope against a local moto server (S3 and STS): its own moto, dev catalog and icegate.

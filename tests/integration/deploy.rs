@@ -435,6 +435,7 @@ fn pod_problems(m: &Manifests, docker: &Dockerfile, pattern: Pattern, p: &mut Ve
     pod.security(docker, p)?;
     pod.shutdown(&config, p);
     pod.services(config.listen.port(), p);
+    pod.owners(&config, deployment, pattern, p);
 
     let upstream = icegate::config::parse_upstream(config.upstream.url.as_deref().unwrap_or_default())
         .map_err(|e| e.to_string())?;
@@ -452,6 +453,48 @@ fn pod_problems(m: &Manifests, docker: &Dockerfile, pattern: Pattern, p: &mut Ve
 }
 
 impl Pod<'_> {
+    /// The ownership store (issue 9): the sidecar's embedded file on a writable persistent
+    /// volume, one pod at a time; the gateway's replicas share PostgreSQL.
+    fn owners(&self, config: &Config, deployment: &Value, pattern: Pattern, p: &mut Vec<String>) {
+        use icegate::owners::StoreKind;
+        match (pattern, config.owners.kind()) {
+            (Pattern::Sidecar, StoreKind::Embedded) => {}
+            (Pattern::Gateway, StoreKind::Postgres) => return,
+            (Pattern::Sidecar, kind) => {
+                p.push(format!("the sidecar's ownership store is {kind:?}, not the embedded file"));
+                return;
+            }
+            (Pattern::Gateway, kind) => {
+                p.push(format!("the gateway's ownership store is {kind:?}: replicas must share PostgreSQL"));
+                return;
+            }
+        }
+        let Some(dir) = config.owners.path.as_deref().and_then(Path::parent) else {
+            p.push("`owners.path` has no directory".into());
+            return;
+        };
+        let Some((mount, volume)) = mount_at(self.spec, self.icegate, dir) else {
+            p.push(format!("`owners.path`'s directory {} is not a mounted volume", dir.display()));
+            return;
+        };
+        if mount["readOnly"] == true {
+            p.push("the ownership store's mount is readOnly".into());
+        }
+        match volume["persistentVolumeClaim"]["claimName"].as_str() {
+            Some(claim) if self.m.of_kind("PersistentVolumeClaim").iter().any(|c| c["metadata"]["name"] == claim) => {}
+            Some(claim) => p.push(format!("the ownership store's claim `{claim}` is not among the manifests")),
+            None => p.push(
+                "the ownership store's volume is not a PersistentVolumeClaim: records would die with the pod".into(),
+            ),
+        }
+        if self.spec["securityContext"]["fsGroup"].is_null() {
+            p.push("no pod `fsGroup`: the non-root icegate may not write the ownership store's volume".into());
+        }
+        if deployment["spec"]["strategy"]["type"] != "Recreate" {
+            p.push("the sidecar's strategy is not Recreate: two pods would share the ownership store's file".into());
+        }
+    }
+
     /// The image and how it is started; the `--config` path.
     fn startup(&self, docker: &Dockerfile, p: &mut Vec<String>) -> Result<PathBuf, String> {
         let icegate = self.icegate;
@@ -1062,4 +1105,38 @@ fn the_kustomization_lists_every_manifest_file() {
         unlisted_files(&m.dir, &listed),
         BTreeSet::from(["ingress.yaml".to_owned(), "networkpolicy.yaml".to_owned()])
     );
+}
+
+#[test]
+fn an_ownership_store_on_a_volume_that_dies_with_the_pod_is_reported() {
+    let docker = dockerfile();
+    let mut m = sidecar();
+    let volumes = m.docs.iter_mut().find(|d| d["kind"] == "Deployment").unwrap()["spec"]["template"]["spec"]["volumes"]
+        .as_array_mut()
+        .unwrap();
+    let owners = volumes.iter_mut().find(|v| v["name"] == "icegate-owners").unwrap();
+    *owners = serde_json::json!({ "name": "icegate-owners", "emptyDir": {} });
+    assert_reports(problems(&m, &docker, Pattern::Sidecar), "not a PersistentVolumeClaim");
+    let mut m = sidecar();
+    icegate_container(&mut m, "iceberg-catalog")["volumeMounts"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|v| v["name"] == "icegate-owners")
+        .unwrap()["readOnly"] = true.into();
+    assert_reports(problems(&m, &docker, Pattern::Sidecar), "mount is readOnly");
+    let mut m = sidecar();
+    edit_sidecar_config(&mut m, "path = \"/var/lib/icegate/owners.db\"", "path = \"/tmp/owners.db\"");
+    assert_reports(problems(&m, &docker, Pattern::Sidecar), "is not a mounted volume");
+}
+
+#[test]
+fn a_gateway_without_a_shared_ownership_store_is_reported() {
+    let docker = dockerfile();
+    let mut m = gateway();
+    let secret = m.docs.iter_mut().find(|d| d["kind"] == "Secret").unwrap();
+    let text = secret["stringData"]["icegate.toml"].as_str().unwrap().to_owned();
+    let cut = text.split("[owners]").next().unwrap().to_owned();
+    secret["stringData"]["icegate.toml"] = (cut + "[owners]\npath = \"/var/lib/icegate/owners.db\"\n").into();
+    assert_reports(problems(&m, &docker, Pattern::Gateway), "replicas must share PostgreSQL");
 }

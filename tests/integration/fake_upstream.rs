@@ -146,6 +146,11 @@ pub struct Gate {
 }
 
 impl Gate {
+    /// An icegate running elsewhere (a separate process), at `addr`.
+    pub fn at(addr: SocketAddr) -> Self {
+        Self { addr, stop: None }
+    }
+
     /// Sends the shutdown signal.
     pub fn shut_down(&mut self) {
         if let Some(stop) = self.stop.take() {

@@ -11,6 +11,8 @@ mod identity_jwt;
 mod java_names;
 mod messages;
 mod openapi;
+mod owners;
+mod owners_pg;
 mod policy_load;
 mod properties;
 mod reload;
