@@ -1,7 +1,7 @@
 //! The load harness's bare control: a pass-through proxy built exactly as icegate's server is —
-//! the same runtime (`[runtime]`), connection loop and limits (`icegate::server`), and upstream
-//! client (`icegate::forward`) — with no identification, authorization, rewriting, audit or
-//! metrics. What icegate costs beyond it is what its authorization costs.
+//! the same runtime (`[runtime]`), connection loop and limits (`icegate::server`), upstream
+//! client (`icegate::forward`) and allocator — with no identification, authorization,
+//! rewriting, audit or metrics. What icegate costs beyond it is what its authorization costs.
 //!
 //! `cargo run --release --example passthrough -- LISTEN UPSTREAM_URL [WORKERS]`
 
@@ -11,6 +11,12 @@ use icegate::forward::{Body, BoxError, Upstream};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The allocator icegate's binary uses (src/main.rs), so that the control differs from icegate
+/// only by what icegate does.
+#[cfg(unix)]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -31,7 +37,7 @@ fn main() -> ExitCode {
 fn serve(listen: &str, upstream: &str, workers: usize) -> Result<(), BoxError> {
     let listen: std::net::SocketAddr = listen.parse()?;
     let url = parse_upstream(upstream)?;
-    let runtime = icegate::run::runtime(&Runtime { workers })?;
+    let runtime = icegate::run::runtime(&Runtime { workers }, &icegate::audit::ParkFlush::default())?;
     runtime.block_on(async move {
         let upstream = Arc::new(Upstream::new(url, &UpstreamConfig::default())?);
         let listener = tokio::net::TcpListener::bind(listen).await?;

@@ -363,21 +363,21 @@ pub struct Overrides {
 /// The upstream split into what the client dials and the base path it serves under.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UpstreamUrl {
-    pub scheme: String,
-    pub authority: String,
+    pub scheme: http::uri::Scheme,
+    pub authority: http::uri::Authority,
     pub base_path: String,
 }
 
 pub fn parse_upstream(url: &str) -> Result<UpstreamUrl, ConfigError> {
     let bad = || ConfigError::BadUpstream(url.to_owned());
     let uri: http::Uri = url.parse().map_err(|_| bad())?;
-    let scheme = uri.scheme_str().filter(|s| *s == "http" || *s == "https").ok_or_else(bad)?;
-    let authority = uri.authority().ok_or_else(bad)?.to_string();
+    let scheme = uri.scheme().filter(|s| s.as_str() == "http" || s.as_str() == "https").ok_or_else(bad)?.clone();
+    let authority = uri.authority().ok_or_else(bad)?.clone();
     if uri.query().is_some() {
         return Err(bad());
     }
     let base_path = uri.path().trim_end_matches('/').to_owned();
-    Ok(UpstreamUrl { scheme: scheme.to_owned(), authority, base_path })
+    Ok(UpstreamUrl { scheme, authority, base_path })
 }
 
 impl Config {

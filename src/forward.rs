@@ -59,16 +59,29 @@ impl Upstream {
         Ok(Self { client, url, response_timeout_ms: config.response_timeout_ms })
     }
 
-    /// The upstream URI for a canonical path (after icegate's base path) and query.
+    /// The upstream URI for a canonical path (after icegate's base path) and query; the scheme
+    /// and authority were parsed once, with the configuration.
     pub fn uri(&self, path: &str, query: &str) -> Result<http::Uri, ForwardError> {
-        let q = if query.is_empty() { String::new() } else { format!("?{query}") };
-        format!("{}://{}{}{path}{q}", self.url.scheme, self.url.authority, self.url.base_path)
-            .parse()
-            .map_err(|e: http::uri::InvalidUri| ForwardError::Request(e.to_string()))
+        let base = &self.url.base_path;
+        let mut target = String::with_capacity(base.len() + path.len() + query.len() + 1);
+        target.push_str(base);
+        target.push_str(path);
+        if !query.is_empty() {
+            target.push('?');
+            target.push_str(query);
+        }
+        let mut parts = http::uri::Parts::default();
+        parts.scheme = Some(self.url.scheme.clone());
+        parts.authority = Some(self.url.authority.clone());
+        parts.path_and_query = Some(
+            http::uri::PathAndQuery::from_maybe_shared(Bytes::from(target))
+                .map_err(|e| ForwardError::Request(e.to_string()))?,
+        );
+        http::Uri::from_parts(parts).map_err(|e| ForwardError::Request(e.to_string()))
     }
 
     pub fn authority(&self) -> &str {
-        &self.url.authority
+        self.url.authority.as_str()
     }
 
     /// Sends `request` and waits for the response head within the response timeout.

@@ -406,9 +406,7 @@ async fn rewrite_response(
             max_pages: shared.config.lists.max_upstream_pages,
         };
         let seal = |t: &str| shared.tokens.seal(&token_binding(out.user, route), t);
-        let filtered = rewrite::filter_list(read, first, visible, fetch, seal)
-            .await
-            .map_err(fail)?;
+        let filtered = rewrite::filter_list(read, first, visible, fetch, seal).await.map_err(fail)?;
         record.hidden_entries = filtered.hidden;
         Some(Bytes::from(filtered.body))
     } else if op == OperationId::GetConfig && head.status == StatusCode::OK {

@@ -36,7 +36,8 @@ pub fn run(config: Config) -> Result<(), RunError> {
             None
         }
     });
-    let runtime = runtime(&config.runtime).map_err(RunError::Runtime)?;
+    let park = crate::audit::ParkFlush::default();
+    let runtime = runtime(&config.runtime, &park).map_err(RunError::Runtime)?;
     runtime.block_on(async move {
         let upstream = Upstream::new(url, &config.upstream)?;
         let tls = config.tls.as_ref().map(crate::tls::server_config).transpose()?;
@@ -49,6 +50,7 @@ pub fn run(config: Config) -> Result<(), RunError> {
         let grace = Duration::from_secs(config.shutdown_grace_seconds);
         let stats = loaded.snapshot.stats();
         let shared = Shared::with_shadow(config, loaded.snapshot, shadow, upstream);
+        shared.audit.batch_until(&park);
         // A shared ownership store is read before the first request (the embedded one was
         // read when it opened); unreachable, it is logged, and creates wait for it (503).
         if let Err(e) = shared.owners.refresh().await {
@@ -72,11 +74,12 @@ pub fn run(config: Config) -> Result<(), RunError> {
             tokio::spawn(crate::owners::settle::run(shared.clone(), until_stopped())),
         ];
         tracing::info!(%listen, admin = %admin_addr, upstream = shared.upstream.authority(), policy = %stats, "icegate listening");
-        crate::server::serve_with(shared, listener, tls, shutdown_signal(), grace).await;
+        crate::server::serve_with(shared.clone(), listener, tls, shutdown_signal(), grace).await;
         let _ = stop.send(true);
         for task in tasks {
             let _ = task.await;
         }
+        shared.audit.flush();
         tracing::info!("icegate stopped");
         Ok(())
     })
@@ -84,13 +87,21 @@ pub fn run(config: Config) -> Result<(), RunError> {
 
 /// The runtime `[runtime]` asks for: one thread runs a current-thread runtime, where a
 /// request's client connection, its upstream connection and its handler are all woken on the
-/// same thread, so no request pays for a thread wake-up.
-pub fn runtime(config: &crate::config::Runtime) -> std::io::Result<tokio::runtime::Runtime> {
-    match config.workers {
-        1 => tokio::runtime::Builder::new_current_thread().enable_all().build(),
-        0 => tokio::runtime::Builder::new_multi_thread().enable_all().build(),
-        n => tokio::runtime::Builder::new_multi_thread().worker_threads(n).enable_all().build(),
+/// same thread, so no request pays for a thread wake-up. A thread about to sleep first writes
+/// the audit lines of the requests it served (`audit::writer`).
+pub fn runtime(
+    config: &crate::config::Runtime,
+    park: &crate::audit::ParkFlush,
+) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = match config.workers {
+        1 => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    };
+    if config.workers > 1 {
+        builder.worker_threads(config.workers);
     }
+    let park = park.clone();
+    builder.enable_all().on_thread_park(move || park.flush()).build()
 }
 
 async fn shutdown_signal() {

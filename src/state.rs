@@ -72,7 +72,7 @@ impl Shared {
             (false, _) => crate::audit::Sink::Off,
             (true, None) => crate::audit::Sink::Stdout,
             (true, Some(path)) => match std::fs::OpenOptions::new().create(true).append(true).open(path) {
-                Ok(file) => crate::audit::Sink::File(std::sync::Mutex::new(file)),
+                Ok(file) => crate::audit::Sink::File(file),
                 Err(e) => {
                     tracing::error!(path = %path.display(), error = %e, "cannot open the audit file; auditing to stdout");
                     crate::audit::Sink::Stdout

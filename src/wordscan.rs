@@ -19,9 +19,11 @@ fn equal(word: u64, byte: u8) -> u64 {
 /// The offset of the first `"`, `\` or control byte (below 0x20): where a string's content
 /// stops being text that decodes to itself.
 pub fn string_stop(bytes: &[u8]) -> Option<usize> {
-    first(bytes, |w| equal(w, b'"') | equal(w, b'\\') | (w.wrapping_sub(ONES * 0x20) & !w & HIGHS), |b| {
-        b == b'"' || b == b'\\' || b < 0x20
-    })
+    first(
+        bytes,
+        |w| equal(w, b'"') | equal(w, b'\\') | (w.wrapping_sub(ONES * 0x20) & !w & HIGHS),
+        |b| b == b'"' || b == b'\\' || b < 0x20,
+    )
 }
 
 /// The offset of the first `"` or `\`: where a string may end.

@@ -3,10 +3,12 @@
 //! decisions and statuses only.
 
 mod line;
+mod writer;
+
+pub use writer::{ParkFlush, Sink};
 
 use serde::Serialize;
-use std::io::Write;
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -78,18 +80,9 @@ impl Record {
     }
 }
 
-/// Where records go.
-#[derive(Debug)]
-pub enum Sink {
-    Stdout,
-    File(Mutex<std::fs::File>),
-    /// No audit (tests that do not look at it).
-    Off,
-}
-
 #[derive(Debug)]
 pub struct Audit {
-    sink: Sink,
+    writer: Arc<writer::Writer>,
     /// A per-process prefix and a counter make request ids unique across replicas and restarts.
     prefix: u64,
     next: AtomicU64,
@@ -98,7 +91,11 @@ pub struct Audit {
 impl Audit {
     pub fn new(sink: Sink) -> Self {
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-        Self { sink, prefix: nanos ^ u64::from(std::process::id()).rotate_left(32), next: AtomicU64::new(0) }
+        Self {
+            writer: Arc::new(writer::Writer::new(sink)),
+            prefix: nanos ^ u64::from(std::process::id()).rotate_left(32),
+            next: AtomicU64::new(0),
+        }
     }
 
     /// A fresh record with its id and timestamp.
@@ -115,23 +112,23 @@ impl Audit {
         }
     }
 
-    /// Writes `record` as one line. A failed write is logged, never fatal to the request.
+    /// Writes `record` as one line, at once or with the batch of this turn of the event loop
+    /// (see `writer`). A failed write is logged, never fatal to the request.
     pub fn emit(&self, record: &Record) {
-        if matches!(self.sink, Sink::Off) {
+        if self.writer.is_off() {
             return;
         }
-        let line = line::write(record);
-        let written = match &self.sink {
-            Sink::Off => Ok(()),
-            Sink::Stdout => std::io::stdout().lock().write_all(&line),
-            Sink::File(file) => match file.lock() {
-                Ok(mut f) => f.write_all(&line),
-                Err(_) => Ok(()),
-            },
-        };
-        if let Err(e) = written {
-            tracing::warn!(error = %e, "cannot write an audit record");
-        }
+        self.writer.add(&line::write(record));
+    }
+
+    /// Batches lines until `park` is flushed (the runtime's thread going idle).
+    pub fn batch_until(&self, park: &ParkFlush) {
+        park.attach(&self.writer);
+    }
+
+    /// Writes every batched line (shutdown).
+    pub fn flush(&self) {
+        self.writer.flush();
     }
 }
 

@@ -299,8 +299,28 @@ mod tests {
     /// Bytes that make up JSON's structure, and some that break it.
     fn jsonish() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
         let pieces: Vec<&'static [u8]> = vec![
-            b"{", b"}", b"[", b"]", b"\"", b"\\", b"\\\"", b",", b":", b" ", b"\n", b"a", b"1", b"-2.5e+3", b"true",
-            b"null", b"\"k\":", b"\"plain string of some length\"", b"\xc3\xa9", b"\x01", b"/", b"#",
+            b"{",
+            b"}",
+            b"[",
+            b"]",
+            b"\"",
+            b"\\",
+            b"\\\"",
+            b",",
+            b":",
+            b" ",
+            b"\n",
+            b"a",
+            b"1",
+            b"-2.5e+3",
+            b"true",
+            b"null",
+            b"\"k\":",
+            b"\"plain string of some length\"",
+            b"\xc3\xa9",
+            b"\x01",
+            b"/",
+            b"#",
         ];
         proptest::collection::vec(proptest::sample::select(pieces), 0..40).prop_map(|p| p.concat())
     }

@@ -439,7 +439,7 @@ fn pod_problems(m: &Manifests, docker: &Dockerfile, pattern: Pattern, p: &mut Ve
 
     let upstream = icegate::config::parse_upstream(config.upstream.url.as_deref().unwrap_or_default())
         .map_err(|e| e.to_string())?;
-    let (host, port) = upstream.authority.rsplit_once(':').unwrap_or((&upstream.authority, "80"));
+    let (host, port) = upstream.authority.as_str().rsplit_once(':').unwrap_or((upstream.authority.as_str(), "80"));
     let loopback = host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
     let replicas = deployment["spec"]["replicas"].as_u64().unwrap_or(1);
     match pattern {

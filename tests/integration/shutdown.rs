@@ -1,5 +1,7 @@
-//! SIGTERM with requests in flight (DESIGN.md §10, issue 5): the `icegate` binary stops
-//! accepting at once, lets the in-flight request finish, and exits 0.
+//! The `icegate` binary's lifetime: SIGTERM with requests in flight (DESIGN.md §10, issue 5)
+//! stops accepting at once, lets the in-flight request finish, and exits 0; audit lines, which
+//! the binary batches until its thread goes idle, reach the file without more traffic and are
+//! all written by the time it exits.
 
 use crate::fake_upstream::{FakeUpstream, Reply, basic, send};
 use crate::support::TempDir;
@@ -37,11 +39,71 @@ async fn sigterm_lets_in_flight_requests_finish_refuses_new_ones_and_exits_0() {
     .await;
     let dir = TempDir::new("sigterm");
     let policy = dir.write("p.yaml", POLICY);
+    let (child, addr) = start_icegate(&upstream.url(""), &policy, &[]);
+    let in_flight = tokio::spawn(async move {
+        send(addr, "GET", "/v1/prod/namespaces/sales/tables/slow", &[("authorization", &basic("ann"))], b"").await
+    });
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err(), "new connections are refused after SIGTERM");
+    let answer = in_flight.await.unwrap();
+    assert_eq!(answer.status, 200, "the in-flight request completes: {}", answer.text());
+    assert_eq!(exit_status(child).await, Some(0));
+}
+
+/// Lines are batched until the runtime's thread has nothing left to do: one request's line must
+/// not wait for the next request, and SIGTERM must not lose the last batch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_lines_reach_the_file_when_the_binary_goes_idle_and_before_it_exits() {
+    let upstream = FakeUpstream::start(|_| Reply::json(200, serde_json::json!({"identifiers": []}))).await;
+    let dir = TempDir::new("audit-batches");
+    let policy = dir.write("p.yaml", POLICY);
+    let audit = dir.path().join("log").join("audit.jsonl");
+    std::fs::create_dir_all(audit.parent().unwrap()).unwrap();
+    let config = dir.write("icegate.toml", &format!("[audit]\nfile = {:?}\n", audit.to_str().unwrap()));
+    let (child, addr) = start_icegate(&upstream.url(""), &policy, &["--config", config.to_str().unwrap()]);
+    let lines = || std::fs::read_to_string(&audit).unwrap_or_default().lines().count();
+    let list = "/v1/prod/namespaces/sales/tables";
+    let auth = basic("ann");
+    assert_eq!(send(addr, "GET", list, &[("authorization", &auth)], b"").await.status, 200);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while lines() < 1 {
+        assert!(Instant::now() < deadline, "the only request's audit line was never written");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Concurrent requests, then SIGTERM at once: whatever is still batched is written on the way out.
+    let sent: Vec<_> = (0..40)
+        .map(|_| tokio::spawn(async move { send(addr, "GET", list, &[("authorization", &basic("ann"))], b"").await }))
+        .collect();
+    for answer in sent {
+        assert_eq!(answer.await.unwrap().status, 200);
+    }
+    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    assert_eq!(exit_status(child).await, Some(0));
+    let written = std::fs::read_to_string(&audit).unwrap();
+    assert_eq!(written.lines().count(), 41, "{written}");
+    for line in written.lines() {
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!((record["decision"].as_str(), record["status"].as_u64()), (Some("allow"), Some(200)), "{line}");
+    }
+}
+
+/// Starts the binary against `upstream` with `policy` (and `extra` arguments) on a free port,
+/// once it says it listens.
+fn start_icegate(
+    upstream: &str,
+    policy: &std::path::Path,
+    extra: &[&str],
+) -> (std::process::Child, std::net::SocketAddr) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let listen = format!("127.0.0.1:{port}");
     let mut child = Command::new(env!("CARGO_BIN_EXE_icegate"))
-        .args(["serve", "--upstream", &upstream.url(""), "--policy", policy.to_str().unwrap()])
+        .args(["serve", "--upstream", upstream, "--policy", policy.to_str().unwrap()])
         .args(["--listen", &listen, "--admin-listen", "127.0.0.1:0"])
+        .args(extra)
         .env("ICEGATE_LOG", "info")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -62,24 +124,17 @@ async fn sigterm_lets_in_flight_requests_finish_refuses_new_ones_and_exits_0() {
         }
         assert!(started.elapsed() < Duration::from_secs(10));
     }
-    let addr: std::net::SocketAddr = listen.parse().unwrap();
-    let in_flight = tokio::spawn(async move {
-        send(addr, "GET", "/v1/prod/namespaces/sales/tables/slow", &[("authorization", &basic("ann"))], b"").await
-    });
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
-    assert!(killed.success());
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(tokio::net::TcpStream::connect(addr).await.is_err(), "new connections are refused after SIGTERM");
-    let answer = in_flight.await.unwrap();
-    assert_eq!(answer.status, 200, "the in-flight request completes: {}", answer.text());
+    (child, listen.parse().unwrap())
+}
+
+/// The exit code of `child`, which must exit within 10 seconds.
+async fn exit_status(mut child: std::process::Child) -> Option<i32> {
     let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
+    loop {
         if let Some(status) = child.try_wait().unwrap() {
-            break status;
+            return status.code();
         }
         assert!(Instant::now() < deadline, "icegate did not exit");
         tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    assert_eq!(status.code(), Some(0));
+    }
 }

@@ -14,11 +14,11 @@ use super::entry::{self, Reused};
 use super::general::{FIELD_DEPTH, Replay};
 use super::{Entry, Field, ListKind, Read, TOKEN_KEY};
 use crate::iceberg::json;
+pub(super) use crate::wordscan::string_stop;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::ops::Range;
-pub(super) use crate::wordscan::string_stop;
 
 /// Reads `text`, a whole list response; `Err` when the general reading must read it instead,
 /// with what `keep` answered so far.
