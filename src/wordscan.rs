@@ -31,6 +31,12 @@ pub fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
     first(bytes, |w| equal(w, b'"') | equal(w, b'\\'), |b| b == b'"' || b == b'\\')
 }
 
+/// The `"` and `\` bytes of `word` (little-endian), as the high bit of each: the lowest set
+/// bit is the first of them.
+pub fn quote_or_backslash_in(word: u64) -> u64 {
+    equal(word, b'"') | equal(word, b'\\')
+}
+
 fn first(bytes: &[u8], word_hits: impl Fn(u64) -> u64, byte_hits: impl Fn(u8) -> bool) -> Option<usize> {
     let mut chunks = bytes.chunks_exact(8);
     let mut offset = 0;
