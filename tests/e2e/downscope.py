@@ -367,8 +367,16 @@ def check_sts_count(g, n, why):
 
 
 def check_audit(g, downscoped, stripped_tables=()):
-    records = g.audit()
-    seen = {(r.get("operation"), r.get("user"), r.get("active_roles_header"), r.get("credential")) for r in records}
+    # icegate writes audit lines in batches, just after the responses, when its thread goes
+    # idle: the last request's line may land a moment after its response did.
+    wanted = {(op, user, header, "downscoped") for op, user, header in downscoped}
+    deadline = time.monotonic() + 3
+    while True:
+        records = g.audit()
+        seen = {(r.get("operation"), r.get("user"), r.get("active_roles_header"), r.get("credential")) for r in records}
+        if wanted <= seen or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     for op, user, header in downscoped:
         step(f"[{g.name}] audit: {user}'s {op}" + (f" narrowed to {header}" if header else "") + " says `downscoped`",
              (op, user, header, "downscoped") in seen, str(sorted(s for s in seen if s[:3] == (op, user, header))))
