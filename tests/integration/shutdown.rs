@@ -57,12 +57,25 @@ async fn sigterm_lets_in_flight_requests_finish_refuses_new_ones_and_exits_0() {
 /// not wait for the next request, and SIGTERM must not lose the last batch.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn audit_lines_reach_the_file_when_the_binary_goes_idle_and_before_it_exits() {
+    audit_lines_reach_the_file(1).await;
+}
+
+/// As above, with a multi-threaded runtime: each worker flushes when it parks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_lines_reach_the_file_with_two_workers() {
+    audit_lines_reach_the_file(2).await;
+}
+
+async fn audit_lines_reach_the_file(workers: usize) {
     let upstream = FakeUpstream::start(|_| Reply::json(200, serde_json::json!({"identifiers": []}))).await;
-    let dir = TempDir::new("audit-batches");
+    let dir = TempDir::new(&format!("audit-batches-{workers}"));
     let policy = dir.write("p.yaml", POLICY);
     let audit = dir.path().join("log").join("audit.jsonl");
     std::fs::create_dir_all(audit.parent().unwrap()).unwrap();
-    let config = dir.write("icegate.toml", &format!("[audit]\nfile = {:?}\n", audit.to_str().unwrap()));
+    let config = dir.write(
+        "icegate.toml",
+        &format!("[runtime]\nworkers = {workers}\n\n[audit]\nfile = {:?}\n", audit.to_str().unwrap()),
+    );
     let (child, addr) = start_icegate(&upstream.url(""), &policy, &["--config", config.to_str().unwrap()]);
     let lines = || std::fs::read_to_string(&audit).unwrap_or_default().lines().count();
     let list = "/v1/prod/namespaces/sales/tables";
