@@ -140,7 +140,8 @@ impl Chunks {
 
     /// Ends the body: what is pending becomes its last part, and a small body one buffer.
     fn finish(&mut self) {
-        if self.len <= ONE_BUFFER_UP_TO && !self.parts.is_empty() {
+        let buffers = self.parts.len() + usize::from(!self.pending.is_empty());
+        if buffers > 1 && self.len <= ONE_BUFFER_UP_TO {
             let mut whole = Vec::with_capacity(self.len);
             for part in self.parts.drain(..) {
                 whole.extend_from_slice(&part);
