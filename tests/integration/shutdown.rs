@@ -104,16 +104,31 @@ async fn audit_lines_reach_the_file(workers: usize) {
     }
 }
 
+/// A running binary, killed if the test ends early (a failed assertion), so that a failure
+/// does not leave an icegate behind.
+struct Running(std::process::Child);
+
+impl Running {
+    fn id(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// Starts the binary against `upstream` with `policy` (and `extra` arguments) on a free port,
 /// once it says it listens.
-fn start_icegate(
-    upstream: &str,
-    policy: &std::path::Path,
-    extra: &[&str],
-) -> (std::process::Child, std::net::SocketAddr) {
+fn start_icegate(upstream: &str, policy: &std::path::Path, extra: &[&str]) -> (Running, std::net::SocketAddr) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let listen = format!("127.0.0.1:{port}");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_icegate"))
+    let child = Command::new(env!("CARGO_BIN_EXE_icegate"))
         .args(["serve", "--upstream", upstream, "--policy", policy.to_str().unwrap()])
         .args(["--listen", &listen, "--admin-listen", "127.0.0.1:0"])
         .args(extra)
@@ -122,7 +137,8 @@ fn start_icegate(
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = child.stderr.take().unwrap();
+    let mut child = Running(child);
+    let stderr = child.0.stderr.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
@@ -141,10 +157,10 @@ fn start_icegate(
 }
 
 /// The exit code of `child`, which must exit within 10 seconds.
-async fn exit_status(mut child: std::process::Child) -> Option<i32> {
+async fn exit_status(mut child: Running) -> Option<i32> {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        if let Some(status) = child.try_wait().unwrap() {
+        if let Some(status) = child.0.try_wait().unwrap() {
             return status.code();
         }
         assert!(Instant::now() < deadline, "icegate did not exit");
