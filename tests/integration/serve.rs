@@ -2,47 +2,9 @@
 //! it receives. Every test checks both what the client got and what reached the upstream.
 
 use crate::fake_upstream::{Answer, FakeUpstream, Reply, basic, gate, raw, send};
+use crate::support::SALES_POLICY as POLICY;
 use serde_json::json;
 use std::time::Duration;
-
-const POLICY: &str = r#"
-version: 1
-metalake: lake
-default_catalog: prod
-users:
-  - { name: alice, roles: [analyst, editor] }
-  - { name: dave, roles: [analyst] }
-  - { name: bob, roles: [creator] }
-roles:
-  - name: analyst
-    securableObjects:
-      - { type: CATALOG, fullName: prod, privileges: [{ name: USE_CATALOG, condition: ALLOW }] }
-      - type: SCHEMA
-        fullName: prod.sales
-        privileges:
-          - { name: USE_SCHEMA, condition: ALLOW }
-          - { name: SELECT_TABLE, condition: ALLOW }
-      - type: TABLE
-        fullName: prod.sales.salaries
-        privileges:
-          - { name: SELECT_TABLE, condition: DENY }
-  - name: editor
-    securableObjects:
-      - { type: CATALOG, fullName: prod, privileges: [{ name: USE_CATALOG, condition: ALLOW }] }
-      - type: SCHEMA
-        fullName: prod.sales
-        privileges:
-          - { name: USE_SCHEMA, condition: ALLOW }
-          - { name: MODIFY_TABLE, condition: ALLOW }
-  - name: creator
-    securableObjects:
-      - { type: CATALOG, fullName: prod, privileges: [{ name: USE_CATALOG, condition: ALLOW }] }
-      - type: SCHEMA
-        fullName: prod.sales
-        privileges:
-          - { name: USE_SCHEMA, condition: ALLOW }
-          - { name: CREATE_TABLE, condition: ALLOW }
-"#;
 
 const LOAD_ORDERS: &str = "/v1/prod/namespaces/sales/tables/orders";
 

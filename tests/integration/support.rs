@@ -47,3 +47,56 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// The policy most serving tests share (serve.rs, the adversarial suite):
+/// alice (analyst+editor) reads and modifies `prod.sales`; dave (analyst) only reads it and is
+/// denied `salaries`; bob creates tables there; erin holds no role; nina uses only the catalog
+/// named `namespaces` (whose schema is called `tables`).
+pub const SALES_POLICY: &str = r#"
+version: 1
+metalake: lake
+default_catalog: prod
+users:
+  - { name: alice, roles: [analyst, editor] }
+  - { name: dave, roles: [analyst] }
+  - { name: bob, roles: [creator] }
+  - { name: erin, roles: [] }
+  - { name: nina, roles: [odd] }
+roles:
+  - name: analyst
+    securableObjects:
+      - { type: CATALOG, fullName: prod, privileges: [{ name: USE_CATALOG, condition: ALLOW }] }
+      - type: SCHEMA
+        fullName: prod.sales
+        privileges:
+          - { name: USE_SCHEMA, condition: ALLOW }
+          - { name: SELECT_TABLE, condition: ALLOW }
+      - type: TABLE
+        fullName: prod.sales.salaries
+        privileges:
+          - { name: SELECT_TABLE, condition: DENY }
+  - name: editor
+    securableObjects:
+      - { type: CATALOG, fullName: prod, privileges: [{ name: USE_CATALOG, condition: ALLOW }] }
+      - type: SCHEMA
+        fullName: prod.sales
+        privileges:
+          - { name: USE_SCHEMA, condition: ALLOW }
+          - { name: MODIFY_TABLE, condition: ALLOW }
+  - name: creator
+    securableObjects:
+      - { type: CATALOG, fullName: prod, privileges: [{ name: USE_CATALOG, condition: ALLOW }] }
+      - type: SCHEMA
+        fullName: prod.sales
+        privileges:
+          - { name: USE_SCHEMA, condition: ALLOW }
+          - { name: CREATE_TABLE, condition: ALLOW }
+  - name: odd
+    securableObjects:
+      - { type: CATALOG, fullName: namespaces, privileges: [{ name: USE_CATALOG, condition: ALLOW }] }
+      - type: SCHEMA
+        fullName: namespaces.tables
+        privileges:
+          - { name: USE_SCHEMA, condition: ALLOW }
+          - { name: SELECT_TABLE, condition: ALLOW }
+"#;
