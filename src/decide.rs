@@ -8,6 +8,7 @@ use crate::error::Refusal;
 use crate::iceberg::OperationId;
 use crate::iceberg::body::{self, BodyError};
 use crate::iceberg::list::{self, ListKind};
+use crate::iceberg::names::NameRules;
 use crate::iceberg::routes::{self, Classified, Route, RouteOptions};
 use crate::policy::Subject;
 use crate::policy::authorize::{self, Verdict};
@@ -237,18 +238,28 @@ pub fn existence_answer(route: &Route, reason: String, missing: bool) -> Stop {
     }
 }
 
-/// Stage `authorize what the body adds`; returns the reason when allowed.
+/// Stage `authorize what the body adds`; returns the reason when allowed. `facts` are what
+/// the upstream said that the decision reads (none offline).
 pub fn authorize_body_stage(
     snap: &Snapshot,
     subject: &Subject<'_>,
     route: &Route,
     request: &authorize::Request<'_>,
     body: &body::Body,
+    facts: authorize::Facts<'_>,
 ) -> Result<String, Stop> {
-    let decision = authorize::authorize_body(snap, subject, request, body);
+    let decision = authorize::authorize_body(snap, subject, request, body, facts);
     let reason = describe(snap, subject, request.catalog, &decision);
     if decision.is_allowed() {
         return Ok(reason);
+    }
+    if let (authorize::Reason::RenameRule { .. }, body::Body::Rename { source, destination }) = (&decision.reason, body)
+    {
+        return Err(Stop::new(
+            Refusal::rename_carries_policy(route.operation, source, destination),
+            reason,
+            Some(route.operation),
+        ));
     }
     // The object the body named that failed (a transaction's table, a rename's destination)
     // is what the caller knows; the path alone may name none.
@@ -257,7 +268,7 @@ pub fn authorize_body_stage(
         _ => None,
     };
     let refusal = match failed {
-        _ if let body::Body::CreateNamespace { namespace } = body => {
+        _ if let body::Body::CreateNamespace { namespace, .. } = body => {
             Refusal::denied_named(route.operation, &namespace.to_string())
         }
         Some(authorize::Object::Table(i) | authorize::Object::View(i) | authorize::Object::TableOrView(i)) => {
@@ -329,7 +340,7 @@ fn run(
     };
     let parsed_body = inspect(route, settings, input.body).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
     if let Some(body) = &parsed_body {
-        let body_reason = authorize_body_stage(snap, &subject, route, &request, body)?;
+        let body_reason = authorize_body_stage(snap, &subject, route, &request, body, authorize::Facts::default())?;
         reason = format!("{reason}; {body_reason}");
     }
     // what the rewrite stage would do
@@ -362,5 +373,5 @@ pub fn inspect(route: &Route, settings: &Settings, bytes: Option<&[u8]>) -> Resu
     if !op.inspects_request_body() {
         return Ok(None);
     }
-    body::inspect(route, bytes, &settings.namespace_separators).map(Some)
+    body::inspect(route, bytes, &NameRules { separators: &settings.namespace_separators, fold_case: false }).map(Some)
 }

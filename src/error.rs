@@ -91,6 +91,20 @@ impl Refusal {
         Self { explainable: true, ..Self::forbidden(format!("not authorized to {operation} `{object}`")) }
     }
 
+    /// A rename the rename rule refuses (DESIGN.md §4): says why in terms of the names the
+    /// caller sent, and nothing of the policy's entries.
+    pub fn rename_carries_policy(
+        operation: OperationId,
+        source: &crate::iceberg::TableIdent,
+        destination: &crate::iceberg::TableIdent,
+    ) -> Self {
+        let message = format!(
+            "not authorized to {operation} `{source}` to `{destination}`: the rename would change which policy entries \
+             apply; an administrator must change the policy first"
+        );
+        Self { explainable: true, ..Self::forbidden(message) }
+    }
+
     /// The 404 of a hidden-or-missing table or view (DESIGN.md §4 "403 or 404").
     pub fn not_found(route: &Route) -> Self {
         let ns = route.namespace.as_ref().map(ToString::to_string).unwrap_or_default();

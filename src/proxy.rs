@@ -215,9 +215,17 @@ async fn pipeline(
     // The ownership changes the request makes if the upstream carries it out (DESIGN.md §4).
     let mut ownership = crate::owners::plan::changes(route, catalog, None);
     if let RequestBody::Buffered(bytes) = &body {
-        let parsed = iceberg_body::inspect(route, bytes, &settings.namespace_separators)
-            .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
-        decide::authorize_body_stage(snap, &subject, route, &request, &parsed)?;
+        let rules = crate::iceberg::names::NameRules { separators: &settings.namespace_separators, fold_case: false };
+        let parsed =
+            iceberg_body::inspect(route, bytes, &rules).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+        decide::authorize_body_stage(
+            snap,
+            &subject,
+            route,
+            &request,
+            &parsed,
+            crate::policy::authorize::Facts::default(),
+        )?;
         ownership = crate::owners::plan::changes(route, catalog, Some(&parsed));
         if let iceberg_body::Body::CreateTable { name, .. } | iceberg_body::Body::RegisterTable { name } = &parsed {
             body_table = Some(name.clone());

@@ -7,7 +7,7 @@
 mod wire;
 
 use super::json::{self, JsonError};
-use super::names::NameError;
+use super::names::{NameError, NameRules};
 use super::routes::Route;
 use super::{Namespace, OperationId, TableIdent};
 use thiserror::Error;
@@ -43,6 +43,9 @@ pub enum BodyError {
     MissingIdentifier(usize),
     #[error("table `{0}` appears more than once in `table-changes`")]
     RepeatedTable(String),
+    /// Default deny holds for empty work: nothing to check is never "allowed" (DESIGN.md §4).
+    #[error("`table-changes` is empty; a transaction must change at least one table")]
+    EmptyTransaction,
     /// The caller asked for a body the operation does not have inspected (a routing bug).
     #[error("`{0}` has no request body that icegate inspects")]
     NotInspected(&'static str),
@@ -65,8 +68,14 @@ impl BodyError {
 /// What an inspected body says, for authorization.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Body {
+    /// `location`: the body gives the namespace a `location` property (any value).
     CreateNamespace {
         namespace: Namespace,
+        location: bool,
+    },
+    /// `location`: the update sets or removes the namespace's `location`.
+    UpdateProperties {
+        location: bool,
     },
     /// `explicit_location`: the body has a non-null `location` (`""` included), or sets a
     /// location property (`write.data.path`, ...), which places data just as surely.
@@ -97,12 +106,22 @@ pub enum Body {
 }
 
 /// One table commit, as far as authorization cares.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TableUpdate {
     /// It has an `assert-create` requirement (the commit of a staged create).
     pub asserts_create: bool,
-    /// It has `set-location`, or sets or removes a location property (DESIGN.md §4).
-    pub moves_data: bool,
+    /// The locations of its `set-location` updates, in order.
+    pub set_locations: Vec<String>,
+    /// It sets or removes a location property (DESIGN.md §4).
+    pub location_properties: bool,
+}
+
+impl TableUpdate {
+    /// It has `set-location`, or sets or removes a location property: it chooses where the
+    /// table's data lives.
+    pub fn moves_data(&self) -> bool {
+        !self.set_locations.is_empty() || self.location_properties
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -127,8 +146,9 @@ pub struct SignRequest {
 
 pub use wire::LOCATION_PROPERTIES;
 
-/// Parses and checks the body of an inspected operation; `separators` as in `RouteOptions`.
-pub fn inspect(route: &Route, bytes: &[u8], separators: &[String]) -> Result<Body, BodyError> {
+/// Parses and checks the body of an inspected operation; the names it introduces follow the
+/// rules of names in paths, folded where the catalog folds (`rules`, DESIGN.md §2, §4).
+pub fn inspect(route: &Route, bytes: &[u8], rules: &NameRules<'_>) -> Result<Body, BodyError> {
     use OperationId as Op;
     let op = route.operation;
     if !op.inspects_request_body() {
@@ -143,37 +163,41 @@ pub fn inspect(route: &Route, bytes: &[u8], separators: &[String]) -> Result<Bod
     Ok(match op {
         Op::CreateNamespace => {
             let b: wire::CreateNamespace = json::from_slice(bytes)?;
-            let namespace = Namespace::new(b.namespace, separators).map_err(name_error("namespace"))?;
-            Body::CreateNamespace { namespace }
+            let location = b.places_data();
+            Body::CreateNamespace { namespace: wire::checked_namespace(b.namespace, "namespace", rules)?, location }
+        }
+        Op::UpdateProperties => {
+            let b: wire::UpdateProperties = json::from_slice(bytes)?;
+            Body::UpdateProperties { location: b.moves_location() }
         }
         Op::CreateTable => {
             let b: wire::CreateTable = json::from_slice(bytes)?;
             let explicit_location = b.places_data();
             Body::CreateTable {
-                name: wire::checked_name(b.name, "name")?,
+                name: wire::checked_name(b.name, "name", rules)?,
                 explicit_location,
                 stage_create: b.stage_create.unwrap_or(false),
             }
         }
         Op::RegisterTable => {
             let b: wire::Register = json::from_slice(bytes)?;
-            Body::RegisterTable { name: wire::checked_name(b.name, "name")? }
+            Body::RegisterTable { name: wire::checked_name(b.name, "name", rules)? }
         }
         Op::UpdateTable => {
             let b: Commit = json::from_slice(bytes)?;
-            check_path_identifier(route, b.identifier.as_ref(), separators)?;
+            check_path_identifier(route, b.identifier.as_ref(), rules)?;
             Body::UpdateTable(b.table_update("")?)
         }
         Op::RenameTable | Op::RenameView => {
             let b: wire::Rename = json::from_slice(bytes)?;
             Body::Rename {
-                source: b.source.checked(separators, "source")?,
-                destination: b.destination.checked(separators, "destination")?,
+                source: b.source.checked(rules, "source")?,
+                destination: b.destination.checked(rules, "destination")?,
             }
         }
         Op::CommitTransaction => {
             let b: wire::Transaction = json::from_slice(bytes)?;
-            Body::CommitTransaction(transaction(b.table_changes, separators)?)
+            Body::CommitTransaction(transaction(b.table_changes, rules)?)
         }
         Op::SignRequest => {
             let b: wire::Sign = json::from_slice(bytes)?;
@@ -193,33 +217,29 @@ pub fn inspect(route: &Route, bytes: &[u8], separators: &[String]) -> Result<Bod
         }
         Op::CreateView => {
             let b: wire::CreateView = json::from_slice(bytes)?;
-            Body::CreateView { name: wire::checked_name(b.name, "name")? }
+            Body::CreateView { name: wire::checked_name(b.name, "name", rules)? }
         }
         Op::RegisterView => {
             let b: wire::Register = json::from_slice(bytes)?;
-            Body::RegisterView { name: wire::checked_name(b.name, "name")? }
+            Body::RegisterView { name: wire::checked_name(b.name, "name", rules)? }
         }
         Op::ReplaceView => {
             let b: wire::CommitView = json::from_slice(bytes)?;
-            check_path_identifier(route, b.identifier.as_ref(), separators)?;
+            check_path_identifier(route, b.identifier.as_ref(), rules)?;
             Body::ReplaceView
         }
         _ => return Err(BodyError::NotInspected(op.as_str())),
     })
 }
 
-fn name_error(field: &str) -> impl FnOnce(NameError) -> BodyError + '_ {
-    move |source| BodyError::Name { field: field.to_owned(), source }
-}
-
 /// A single-object commit may repeat its identifier, but only as the object of the path: the
 /// path is what was authorized.
-fn check_path_identifier(route: &Route, ident: Option<&Ident>, separators: &[String]) -> Result<(), BodyError> {
+fn check_path_identifier(route: &Route, ident: Option<&Ident>, rules: &NameRules<'_>) -> Result<(), BodyError> {
     let Some(ident) = ident else { return Ok(()) };
     let (Some(namespace), Some(name)) = (&route.namespace, &route.name) else {
         return Err(BodyError::NoPathObject(route.operation.as_str()));
     };
-    let body = ident.clone().checked(separators, "identifier")?;
+    let body = ident.clone().checked(rules, "identifier")?;
     if body.namespace != *namespace || body.name != *name {
         return Err(BodyError::IdentifierMismatch {
             body: json::quote(&body.to_string()),
@@ -229,12 +249,15 @@ fn check_path_identifier(route: &Route, ident: Option<&Ident>, separators: &[Str
     Ok(())
 }
 
-fn transaction(changes: Vec<Commit>, separators: &[String]) -> Result<Vec<TableChange>, BodyError> {
+fn transaction(changes: Vec<Commit>, rules: &NameRules<'_>) -> Result<Vec<TableChange>, BodyError> {
+    if changes.is_empty() {
+        return Err(BodyError::EmptyTransaction);
+    }
     let mut out: Vec<TableChange> = Vec::with_capacity(changes.len());
     let mut seen = std::collections::HashSet::with_capacity(changes.len());
     for (i, change) in changes.into_iter().enumerate() {
         let Some(ident) = change.identifier.clone() else { return Err(BodyError::MissingIdentifier(i)) };
-        let identifier = ident.checked(separators, &format!("table-changes[{i}].identifier"))?;
+        let identifier = ident.checked(rules, &format!("table-changes[{i}].identifier"))?;
         if !seen.insert(identifier.clone()) {
             return Err(BodyError::RepeatedTable(json::quote(&identifier.to_string())));
         }

@@ -166,6 +166,7 @@ impl OperationId {
         matches!(
             self,
             Self::CreateNamespace
+                | Self::UpdateProperties
                 | Self::CreateTable
                 | Self::RegisterTable
                 | Self::UpdateTable

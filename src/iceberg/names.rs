@@ -22,6 +22,39 @@ pub enum NameError {
     UpstreamSeparator { level: String, separator: String },
     #[error("name `{0}` contains a control character")]
     Control(String),
+    /// Catalogs that derive locations by joining names would read it as a directory.
+    #[error("name `{0}` contains `/` or `\\`, which a catalog could read as a directory")]
+    PathSeparator(String),
+}
+
+/// How one catalog's names are read (DESIGN.md §2, §7): the extra namespace separators the
+/// upstream accepts, and whether the catalog folds names to lower case
+/// (`case_sensitive: false`), in which case every name is folded before any decision.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NameRules<'a> {
+    pub separators: &'a [String],
+    pub fold_case: bool,
+}
+
+impl NameRules<'_> {
+    /// `name` as the catalog compares it: Java's `toLowerCase(Locale.ROOT)` when the catalog
+    /// folds (Rust's `to_lowercase` is the same full Unicode mapping), else as it is.
+    pub fn fold(&self, name: String) -> String {
+        // Not shortened to "only if some char is upper case": title-case letters (`ǅ`) fold too.
+        if self.fold_case { name.to_lowercase() } else { name }
+    }
+
+    /// Checked levels, folded first where the catalog folds.
+    pub fn namespace(&self, levels: Vec<String>) -> Result<Namespace, NameError> {
+        Namespace::new(levels.into_iter().map(|l| self.fold(l)).collect(), self.separators)
+    }
+
+    /// A checked name, folded first where the catalog folds.
+    pub fn name(&self, name: String) -> Result<String, NameError> {
+        let name = self.fold(name);
+        check_name(&name)?;
+        Ok(name)
+    }
 }
 
 /// A namespace: one or more decoded levels. Invariant: every level passed [`check_level`].
@@ -113,8 +146,10 @@ pub fn is_control(c: char) -> bool {
     c.is_control()
 }
 
-/// Rules shared by levels and names: non-empty, not a dot segment, no control characters
-/// (U+0001 included, which Gravitino uses internally as a separator).
+/// Rules shared by levels and names: non-empty, not a dot segment, no `/` or `\` (DESIGN.md §4
+/// "Names in bodies": a catalog that derives a location by joining names would place
+/// `orders/data` inside `orders`), no control characters (U+0001 included, which Gravitino
+/// uses internally as a separator). Paths cannot carry these, bodies and list entries can.
 fn check_common(s: &str) -> Result<(), NameError> {
     if s.is_empty() {
         return Err(NameError::Empty);
@@ -124,6 +159,9 @@ fn check_common(s: &str) -> Result<(), NameError> {
     }
     if s.chars().any(is_control) {
         return Err(NameError::Control(s.escape_debug().to_string()));
+    }
+    if has_path_separator(s) {
+        return Err(NameError::PathSeparator(s.to_owned()));
     }
     Ok(())
 }
@@ -151,9 +189,13 @@ pub fn has_control(s: &str) -> bool {
     !clean && (bytes.iter().any(|&b| b < 0x20 || b == 0x7f) || bytes.windows(2).any(|w| w[0] == 0xc2 && w[1] < 0xa0))
 }
 
+fn has_path_separator(s: &str) -> bool {
+    memchr::memchr2(b'/', b'\\', s.as_bytes()).is_some()
+}
+
 /// The rules of `check_common` as a yes or no, without building an error.
 fn common_ok(s: &str) -> bool {
-    !s.is_empty() && s != "." && s != ".." && !has_control(s)
+    !s.is_empty() && s != "." && s != ".." && !has_control(s) && !has_path_separator(s)
 }
 
 /// Whether [`check_level`] accepts `level`; the same rules, without building an error.
@@ -203,6 +245,15 @@ mod tests {
         assert!(matches!(check_level("..", &[]), Err(NameError::DotSegment(_))));
         assert!(matches!(check_level("", &[]), Err(NameError::Empty)));
         assert!(matches!(check_level("a|b", &["|".to_owned()]), Err(NameError::UpstreamSeparator { .. })));
+    }
+
+    #[test]
+    fn names_and_levels_that_a_catalog_could_read_as_directories_are_refused() {
+        for s in ["orders/data", "/orders", "orders\\data", "a/", "\\"] {
+            assert!(matches!(check_name(s), Err(NameError::PathSeparator(_))), "{s}");
+            assert!(matches!(check_level(s, &[]), Err(NameError::PathSeparator(_))), "{s}");
+            assert!(!name_ok(s) && !level_ok(s, &[]), "{s}");
+        }
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub enum PathError {
     BadPageSize(String),
     #[error("query string contains `{}`, which is not allowed unencoded", .0.escape_debug())]
     BadQueryCharacter(char),
+    #[error("query parameter `{0}` asks to override the request method, which icegate does not accept")]
+    MethodOverride(String),
 }
 
 /// Characters allowed unencoded in a path segment (RFC 3986 pchar, less `;`).

@@ -242,6 +242,10 @@ fn strip_base<'a>(path: &'a str, base: &str) -> Option<&'a str> {
     path.strip_prefix(base).filter(|rest| rest.starts_with('/'))
 }
 
+/// Query parameters some servers read as the request's real method (any case): icegate
+/// authorizes the method it sees, so none may reach the upstream (DESIGN.md §7).
+const METHOD_OVERRIDES: [&str; 4] = ["_method", "x-http-method-override", "x-http-method", "x-method-override"];
+
 /// Scalar parameters that must not repeat (DESIGN.md §7).
 const SCALARS: [&str; 7] = ["pageToken", "pageSize", "parent", "purgeRequested", "snapshots", "warehouse", "planId"];
 
@@ -254,6 +258,9 @@ fn parse_query(query: &str, separators: &[String]) -> Result<Query, PathError> {
         }
         let (raw_key, raw_value) = pair.split_once('=').unwrap_or((pair, ""));
         let key = decode_query_part(raw_key)?;
+        if METHOD_OVERRIDES.iter().any(|m| key.eq_ignore_ascii_case(m)) {
+            return Err(PathError::MethodOverride(key));
+        }
         // `parent` keeps its raw `%1F` separators until split into levels
         let value = if key == "parent" { String::new() } else { decode_query_part(raw_value)? };
         if SCALARS.contains(&key.as_str()) {

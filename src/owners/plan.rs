@@ -73,7 +73,7 @@ pub fn changes(route: &Route, catalog: &str, body: Option<&Body>) -> Vec<Change>
     let levels = route.namespace.as_ref().map_or(&[][..], Namespace::levels);
     let path_leaf = |kind| route.name.as_deref().map(|name| n.leaf(kind, levels, name));
     match (route.operation, body) {
-        (Op::CreateNamespace, Some(Body::CreateNamespace { namespace })) => {
+        (Op::CreateNamespace, Some(Body::CreateNamespace { namespace, .. })) => {
             vec![Change::Create(n.schema(namespace.levels()))]
         }
         (Op::CreateTable, Some(Body::CreateTable { name, stage_create: false, .. }))
@@ -110,7 +110,8 @@ mod tests {
     fn plan(method: &str, target: &str, body: &str) -> Vec<Change> {
         let options = RouteOptions { base_path: "", namespace_separators: &[] };
         let Ok(Classified::Route(route)) = classify(method, target, &options) else { panic!("{target}") };
-        let parsed = (!body.is_empty()).then(|| crate::iceberg::body::inspect(&route, body.as_bytes(), &[]).unwrap());
+        let parsed = (!body.is_empty())
+            .then(|| crate::iceberg::body::inspect(&route, body.as_bytes(), &Default::default()).unwrap());
         changes(&route, "prod", parsed.as_ref())
     }
 

@@ -73,6 +73,9 @@ pub enum Reason<'a> {
     SignMethod(String),
     /// A sign request for a provider other than S3.
     SignProvider(String),
+    /// A rename the rename rule refuses (DESIGN.md §4 "Renames do not carry name-bound
+    /// policy"), after the checks that passed.
+    RenameRule { checks: Vec<Checked<'a>>, why: &'static str },
 }
 
 #[derive(Clone, Debug)]
@@ -133,10 +136,36 @@ impl<'s, 'a> Checks<'s, 'a> {
         allowed
     }
 
+    /// Allowed when every check passed; no check at all is a denial (default deny holds for
+    /// empty work, DESIGN.md §4).
     fn finish(self) -> Decision<'a> {
-        let allowed = self.done.iter().all(|c| c.eval.allowed);
+        let allowed = !self.done.is_empty() && self.done.iter().all(|c| c.eval.allowed);
         Decision { verdict: if allowed { Verdict::Allow } else { Verdict::Deny }, reason: Reason::Checks(self.done) }
     }
+}
+
+/// Facts only the upstream has, which a decision on a body reads (DESIGN.md §1's lookup step).
+/// Offline (`explain`, the conformance cases) none is known.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Facts<'a> {
+    /// The location the upstream assigned to this caller's stage-create of a table, for each
+    /// staged create whose commit sets a location.
+    pub staged_locations: &'a [(TableIdent, String)],
+}
+
+impl Facts<'_> {
+    fn staged_location(&self, ident: Ident<'_>) -> Option<&str> {
+        self.staged_locations
+            .iter()
+            .find(|(t, _)| t.namespace.levels() == ident.namespace && t.name == ident.name)
+            .map(|(_, location)| location.as_str())
+    }
+}
+
+/// Whether `set` is the location the upstream assigned; a trailing `/` names the same
+/// directory.
+fn same_location(set: &str, assigned: &str) -> bool {
+    set.trim_end_matches('/') == assigned.trim_end_matches('/')
 }
 
 pub(crate) fn resolve(snap: &Snapshot, subject: &Subject<'_>, catalog: &str, object: &Object<'_>) -> Target {
@@ -276,39 +305,58 @@ fn existence_decision<'a>(mut checks: Checks<'_, 'a>, exists_check_passed: bool)
 }
 
 /// The rest of the check, from what the body names (DESIGN.md §4): explicit locations,
-/// data-moving updates, renames, transactions, namespaces to create, sign requests.
-pub fn authorize_body<'a>(snap: &Snapshot, subject: &Subject<'_>, req: &Request<'a>, body: &'a Body) -> Decision<'a> {
+/// data-moving updates, renames, transactions, namespaces to create, sign requests. `facts`
+/// are what the upstream said (none, offline).
+pub fn authorize_body<'a>(
+    snap: &Snapshot,
+    subject: &Subject<'_>,
+    req: &Request<'a>,
+    body: &'a Body,
+    facts: Facts<'_>,
+) -> Decision<'a> {
     let mut checks = Checks::new(snap, subject, req.catalog);
     match body {
-        Body::CreateNamespace { namespace } => {
+        Body::CreateNamespace { namespace, location } => {
             let levels = namespace.levels();
-            checks.check(Rule::NamespaceCreate, Object::Namespace(levels.get(..levels.len() - 1).unwrap_or(&[])));
+            let parent = Object::Namespace(levels.get(..levels.len() - 1).unwrap_or(&[]));
+            // a namespace's location is where the upstream places its tables by default
+            if checks.check(Rule::NamespaceCreate, parent) && *location {
+                checks.check(Rule::Top, parent);
+            }
+        }
+        Body::UpdateProperties { location: true } => {
+            checks.check(Rule::Top, Object::Namespace(path_namespace(req)));
         }
         Body::CreateTable { explicit_location: true, .. } => {
             checks.check(Rule::SchemaOwner, Object::Namespace(path_namespace(req)));
         }
         Body::UpdateTable(update) => {
             if let Some(ident) = path_ident(req) {
-                check_update(&mut checks, ident, update);
+                check_update(&mut checks, ident, update, facts);
             }
         }
         Body::Rename { source, destination } if req.op == OperationId::RenameTable => {
-            if source.namespace == destination.namespace {
-                checks.check(Rule::TableUpdate, Object::Table(Ident::of(source)));
-            } else if checks.check(Rule::TableOwner, Object::Table(Ident::of(source))) {
-                checks.check(Rule::TableCreate, Object::Namespace(destination.namespace.levels()));
+            let allowed = if source.namespace == destination.namespace {
+                checks.check(Rule::TableUpdate, Object::Table(Ident::of(source)))
+            } else {
+                checks.check(Rule::TableOwner, Object::Table(Ident::of(source)))
+                    && checks.check(Rule::TableCreate, Object::Namespace(destination.namespace.levels()))
+            };
+            if allowed {
+                return rename_rule(checks, Leaf::Table, (source, destination));
             }
         }
         Body::Rename { source, destination } => {
-            if checks.check(Rule::ViewOwner, Object::View(Ident::of(source)))
-                && source.namespace != destination.namespace
-            {
-                checks.check(Rule::ViewCreate, Object::Namespace(destination.namespace.levels()));
+            let allowed = checks.check(Rule::ViewOwner, Object::View(Ident::of(source)))
+                && (source.namespace == destination.namespace
+                    || checks.check(Rule::ViewCreate, Object::Namespace(destination.namespace.levels())));
+            if allowed {
+                return rename_rule(checks, Leaf::View, (source, destination));
             }
         }
         Body::CommitTransaction(changes) => {
             for change in changes {
-                if !check_update(&mut checks, Ident::of(&change.identifier), &change.update) {
+                if !check_update(&mut checks, Ident::of(&change.identifier), &change.update, facts) {
                     break;
                 }
             }
@@ -330,6 +378,7 @@ pub fn authorize_body<'a>(snap: &Snapshot, subject: &Subject<'_>, req: &Request<
             };
         }
         Body::CreateTable { .. }
+        | Body::UpdateProperties { location: false }
         | Body::RegisterTable { .. }
         | Body::CreateView { .. }
         | Body::RegisterView { .. }
@@ -340,12 +389,52 @@ pub fn authorize_body<'a>(snap: &Snapshot, subject: &Subject<'_>, req: &Request<
     checks.finish()
 }
 
+/// DESIGN.md §4 "Renames do not carry name-bound policy": a policy names objects, so a rename
+/// must not shed a DENY that names its source, nor land on a name that a grant or an owner
+/// entry names. Called after the privilege checks passed.
+fn rename_rule<'a>(
+    checks: Checks<'_, 'a>,
+    leaf: Leaf,
+    (source, destination): (&TableIdent, &TableIdent),
+) -> Decision<'a> {
+    let node = |ident: &TableIdent| {
+        let target = Target::resolve(
+            checks.snap,
+            checks.subject.owners,
+            checks.catalog,
+            ident.namespace.levels(),
+            Some((leaf, &ident.name)),
+        );
+        match leaf {
+            Leaf::View => target.view,
+            _ => target.table,
+        }
+        .map(|id| checks.snap.node(id))
+    };
+    let why = if node(source).is_some_and(|n| n.deny_mask != 0) {
+        Some("a role denies a privilege on the source object itself")
+    } else if node(destination).is_some_and(|n| n.allow_mask != 0 || n.owner.is_some()) {
+        Some("a role allows a privilege on, or the policy's owners name, the destination object itself")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Decision { verdict: Verdict::Deny, reason: Reason::RenameRule { checks: checks.done, why } },
+        None => checks.finish(),
+    }
+}
+
 /// updateTable's rule for one table change (DESIGN.md §4); false when it failed.
-fn check_update<'a>(checks: &mut Checks<'_, 'a>, ident: Ident<'a>, update: &TableUpdate) -> bool {
+fn check_update<'a>(checks: &mut Checks<'_, 'a>, ident: Ident<'a>, update: &TableUpdate, facts: Facts<'_>) -> bool {
     if update.asserts_create {
-        // The commit of a staged create; its set-location is the initial location, not a move.
-        checks.check(Rule::TableCreate, Object::Namespace(ident.namespace))
-    } else if update.moves_data {
+        // The commit of a staged create: its set-location is the table's initial location,
+        // which only an owner may choose, unless it is the one the upstream assigned.
+        let assigned = facts.staged_location(ident);
+        let explicit = update.location_properties
+            || update.set_locations.iter().any(|set| !assigned.is_some_and(|a| same_location(set, a)));
+        let rule = if explicit { Rule::SchemaOwner } else { Rule::TableCreate };
+        checks.check(rule, Object::Namespace(ident.namespace))
+    } else if update.moves_data() {
         checks.check(Rule::TableOwner, Object::Table(ident))
     } else {
         checks.check(Rule::TableUpdate, Object::Table(ident))

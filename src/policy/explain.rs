@@ -207,17 +207,33 @@ pub fn describe(snap: &Snapshot, subject: &Subject<'_>, catalog: &str, decision:
             format!("sign request method `{m}` is not signed (only GET, HEAD, PUT, POST, DELETE, PATCH)")
         }
         Reason::SignProvider(p) => format!("sign request provider `{p}` is not supported (only `s3`)"),
-        Reason::Checks(checks) if checks.is_empty() => "no check applies".to_owned(),
+        Reason::Checks(checks) if checks.is_empty() => {
+            "denied: no check applies (nothing is allowed by default)".to_owned()
+        }
         Reason::Checks(checks) => {
             let mut out = String::with_capacity(256 * checks.len());
             out.push_str(if decision.is_allowed() { "allowed: " } else { "denied: " });
-            for (i, c) in checks.iter().enumerate() {
-                if i > 0 {
-                    out.push_str("; then ");
-                }
-                write_check(&mut out, snap, subject, catalog, c);
+            write_checks(&mut out, snap, subject, catalog, checks);
+            out
+        }
+        Reason::RenameRule { checks, why } => {
+            let mut out = format!(
+                "denied: the rename would change which policy entries apply ({why}); an administrator must change the policy first"
+            );
+            if !checks.is_empty() {
+                out.push_str("; the privilege checks passed: ");
+                write_checks(&mut out, snap, subject, catalog, checks);
             }
             out
         }
+    }
+}
+
+fn write_checks(out: &mut String, snap: &Snapshot, subject: &Subject<'_>, catalog: &str, checks: &[Checked<'_>]) {
+    for (i, c) in checks.iter().enumerate() {
+        if i > 0 {
+            out.push_str("; then ");
+        }
+        write_check(out, snap, subject, catalog, c);
     }
 }

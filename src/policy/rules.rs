@@ -21,6 +21,8 @@ pub enum Rule {
     NamespaceCreate,
     /// dropNamespace, updateProperties; createTable with a location; registerTable
     SchemaOwner,
+    /// a namespace's `location` (createNamespace, updateProperties)
+    Top,
     /// listTables, listViews, listFunctions gate
     ListObjects,
     TableCreate,
@@ -59,6 +61,7 @@ impl Rule {
             }
             Self::NamespaceCreate => &[&[OwnMetalake], &[OwnCatalog], &[OwnSchema], &[UC, Priv(P::CreateSchema)]],
             Self::SchemaOwner => &[&[OwnMetalake], &[OwnCatalog], &[OwnSchema, UC]],
+            Self::Top => &[&[OwnMetalake], &[OwnCatalog]],
             Self::ListObjects => &[&[OwnMetalake], &[OwnCatalog], &[UC, OwnSchema], &[UC, US]],
             Self::TableCreate => &[&[OwnMetalake], &[OwnCatalog], &[OwnSchema, UC], &[UC, US, Priv(P::CreateTable)]],
             Self::TableRead => &[
@@ -160,6 +163,7 @@ impl Rule {
                 "TOP ∨ own(parent chain) ∨ USE_CATALOG@ ∧ CREATE_SCHEMA@(metalake, catalog, parent chain)"
             }
             Self::SchemaOwner => "TOP ∨ SOUC",
+            Self::Top => "TOP",
             Self::ListObjects => "TOP ∨ USE_CATALOG@ ∧ (own(schema) ∨ USE_SCHEMA@)",
             Self::TableCreate => "TOP ∨ SOUC ∨ UCS ∧ CREATE_TABLE@",
             Self::TableRead => "TOP ∨ SOUC ∨ UCS ∧ (own(table) ∨ SELECT_TABLE@ ∨ MODIFY_TABLE@)",

@@ -1,4 +1,5 @@
 use super::*;
+use crate::iceberg::names::NameRules;
 use crate::iceberg::routes::Query;
 
 fn route(op: OperationId) -> Route {
@@ -14,7 +15,7 @@ fn route(op: OperationId) -> Route {
 }
 
 fn inspect_str(op: OperationId, body: &str) -> Result<Body, BodyError> {
-    inspect(&route(op), body.as_bytes(), &[])
+    inspect(&route(op), body.as_bytes(), &NameRules::default())
 }
 
 fn ident(ns: &[&str], name: &str) -> TableIdent {
@@ -30,7 +31,7 @@ fn update(body: &str) -> TableUpdate {
 }
 
 fn moves(updates: &str) -> bool {
-    update(&format!(r#"{{"requirements": [], "updates": [{updates}]}}"#)).moves_data
+    update(&format!(r#"{{"requirements": [], "updates": [{updates}]}}"#)).moves_data()
 }
 
 fn status(op: OperationId, body: &str) -> u16 {
@@ -43,7 +44,7 @@ fn status(op: OperationId, body: &str) -> u16 {
 #[test]
 fn create_namespace_checks_levels_like_the_path() {
     let b = inspect_str(OperationId::CreateNamespace, r#"{"namespace": ["eu", "fr"], "properties": {}}"#).unwrap();
-    assert_eq!(b, Body::CreateNamespace { namespace: ident(&["eu", "fr"], "x").namespace });
+    assert_eq!(b, Body::CreateNamespace { namespace: ident(&["eu", "fr"], "x").namespace, location: false });
     for bad in [r#"{"namespace": ["a.b"]}"#, r#"{"namespace": []}"#, r#"{"namespace": ["a:b"]}"#, r#"{}"#] {
         assert_eq!(status(OperationId::CreateNamespace, bad), 400, "{bad}");
     }
@@ -55,7 +56,8 @@ fn create_namespace_checks_levels_like_the_path() {
     assert_eq!(status(OperationId::CreateNamespace, r#"{"namespace": "a"}"#), 400);
     assert_eq!(status(OperationId::CreateNamespace, r#"{"namespace": [1]}"#), 400);
     let separators = ["|".to_owned()];
-    assert!(inspect(&route(OperationId::CreateNamespace), br#"{"namespace": ["a|b"]}"#, &separators).is_err());
+    let rules = NameRules { separators: &separators, fold_case: false };
+    assert!(inspect(&route(OperationId::CreateNamespace), br#"{"namespace": ["a|b"]}"#, &rules).is_err());
 }
 
 #[test]
@@ -110,8 +112,8 @@ fn every_location_property_moves_data() {
     assert!(!moves(r#"{"action": "set-properties", "updates": {"comment": "nightly"}}"#));
     assert!(!moves(r#"{"action": "remove-properties", "removals": ["comment"]}"#));
     assert!(!moves(r#"{"action": "upgrade-format-version", "format-version": 2}"#));
-    assert!(!update(r#"{"requirements": [], "updates": []}"#).moves_data);
-    assert!(!update("{}").moves_data);
+    assert!(!update(r#"{"requirements": [], "updates": []}"#).moves_data());
+    assert!(!update("{}").moves_data());
 }
 
 #[test]
@@ -158,7 +160,10 @@ fn assert_create_marks_the_commit_of_a_staged_create() {
     let u = update(
         r#"{"requirements": [{"type": "assert-create"}], "updates": [{"action": "set-location", "location": "s3://x"}]}"#,
     );
-    assert_eq!(u, TableUpdate { asserts_create: true, moves_data: true });
+    assert_eq!(
+        u,
+        TableUpdate { asserts_create: true, set_locations: vec!["s3://x".into()], location_properties: false }
+    );
     assert!(update(r#"{"requirements": [{"type": "ASSERT-CREATE"}]}"#).asserts_create);
     assert!(
         update(r#"{"requirements": [{"type": "assert-table-uuid", "uuid": "u"}, {"type": "assert-create"}]}"#)
@@ -233,13 +238,19 @@ fn transactions_read_every_change() {
         {"identifier": {"namespace": ["audit"], "name": "a"},
          "updates": [{"action": "remove-properties", "removals": ["write.data.path"]}]}]}"#;
     let Body::CommitTransaction(changes) = inspect_str(OperationId::CommitTransaction, body).unwrap() else { panic!() };
-    let got: Vec<_> = changes.iter().map(|c| (c.identifier.to_string(), c.update)).collect();
+    let got: Vec<_> = changes.iter().map(|c| (c.identifier.to_string(), c.update.clone())).collect();
     assert_eq!(
         got,
         [
             ("sales.a".to_owned(), TableUpdate::default()),
-            ("sales.b".to_owned(), TableUpdate { asserts_create: true, moves_data: true }),
-            ("audit.a".to_owned(), TableUpdate { asserts_create: false, moves_data: true }),
+            (
+                "sales.b".to_owned(),
+                TableUpdate { asserts_create: true, set_locations: vec!["s3://x".into()], location_properties: false }
+            ),
+            (
+                "audit.a".to_owned(),
+                TableUpdate { asserts_create: false, set_locations: vec![], location_properties: true }
+            ),
         ]
     );
 }
@@ -323,7 +334,7 @@ fn strict_json_errors_are_400() {
     let deep = format!(r#"{{"name": "t", "x": {}{}}}"#, "[".repeat(256), "]".repeat(256));
     assert_eq!(status(OperationId::CreateView, &deep), 400);
     assert!(matches!(
-        inspect(&route(OperationId::CreateView), b"{\"name\": \"\xff\"}", &[]),
+        inspect(&route(OperationId::CreateView), b"{\"name\": \"\xff\"}", &NameRules::default()),
         Err(BodyError::Json(JsonError::InvalidUtf8))
     ));
 }
@@ -336,7 +347,7 @@ fn missing_and_uninspected_bodies() {
     let mut no_path = route(OperationId::UpdateTable);
     no_path.name = None;
     let body = br#"{"identifier": {"namespace": ["sales"], "name": "orders"}}"#;
-    assert!(matches!(inspect(&no_path, body, &[]), Err(BodyError::NoPathObject(_))));
+    assert!(matches!(inspect(&no_path, body, &NameRules::default()), Err(BodyError::NoPathObject(_))));
 }
 
 #[test]
@@ -398,9 +409,14 @@ fn create_table_with_a_location_property_counts_as_an_explicit_location() {
         ["write.data.path", "write.metadata.path", "write.object-storage.path", "write.folder-storage.path", "location"]
     {
         let body = format!(r#"{{"name":"t","properties":{{"{key}":"s3://elsewhere/x"}}}}"#);
-        let b = inspect(&route(OperationId::CreateTable), body.as_bytes(), &[]).unwrap();
+        let b = inspect(&route(OperationId::CreateTable), body.as_bytes(), &NameRules::default()).unwrap();
         assert!(matches!(b, Body::CreateTable { explicit_location: true, .. }), "{key}");
     }
-    let b = inspect(&route(OperationId::CreateTable), br#"{"name":"t","properties":{"comment":"x"}}"#, &[]).unwrap();
+    let b = inspect(
+        &route(OperationId::CreateTable),
+        br#"{"name":"t","properties":{"comment":"x"}}"#,
+        &NameRules::default(),
+    )
+    .unwrap();
     assert!(matches!(b, Body::CreateTable { explicit_location: false, .. }));
 }

@@ -7,7 +7,7 @@
 
 use super::{BodyError, TableUpdate};
 use crate::iceberg::json;
-use crate::iceberg::names::check_name;
+use crate::iceberg::names::NameRules;
 use crate::iceberg::{Namespace, TableIdent};
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny};
@@ -26,21 +26,57 @@ pub(super) struct Ident {
 }
 
 impl Ident {
-    pub(super) fn checked(self, separators: &[String], field: &str) -> Result<TableIdent, BodyError> {
-        Namespace::new(self.namespace, separators)
-            .and_then(|ns| TableIdent::new(ns, self.name))
+    /// Checked as a path's names are, folded where the catalog folds names.
+    pub(super) fn checked(self, rules: &NameRules<'_>, field: &str) -> Result<TableIdent, BodyError> {
+        rules
+            .namespace(self.namespace)
+            .and_then(|ns| TableIdent::new(ns, rules.fold(self.name)))
             .map_err(|source| BodyError::Name { field: field.to_owned(), source })
     }
 }
 
-pub(super) fn checked_name(name: String, field: &str) -> Result<String, BodyError> {
-    check_name(&name).map_err(|source| BodyError::Name { field: field.to_owned(), source })?;
-    Ok(name)
+pub(super) fn checked_name(name: String, field: &str, rules: &NameRules<'_>) -> Result<String, BodyError> {
+    rules.name(name).map_err(|source| BodyError::Name { field: field.to_owned(), source })
 }
+
+pub(super) fn checked_namespace(
+    levels: Vec<String>,
+    field: &str,
+    rules: &NameRules<'_>,
+) -> Result<Namespace, BodyError> {
+    rules.namespace(levels).map_err(|source| BodyError::Name { field: field.to_owned(), source })
+}
+
+/// The namespace property that says where a namespace's tables go by default.
+const NAMESPACE_LOCATION: &str = "location";
 
 #[derive(Deserialize)]
 pub(super) struct CreateNamespace {
     pub namespace: Vec<String>,
+    /// `null` is the same as absent.
+    properties: Option<HashMap<String, IgnoredAny>>,
+}
+
+impl CreateNamespace {
+    /// Whether the body gives the namespace a `location` (any value, any case of the key).
+    pub fn places_data(&self) -> bool {
+        self.properties.iter().flatten().any(|(k, _)| k.eq_ignore_ascii_case(NAMESPACE_LOCATION))
+    }
+}
+
+/// `UpdateNamespacePropertiesRequest`.
+#[derive(Deserialize)]
+pub(super) struct UpdateProperties {
+    removals: Option<Vec<String>>,
+    updates: Option<HashMap<String, IgnoredAny>>,
+}
+
+impl UpdateProperties {
+    /// Whether the update sets or removes the namespace's `location` (any case of the key).
+    pub fn moves_location(&self) -> bool {
+        self.removals.iter().flatten().any(|k| k.eq_ignore_ascii_case(NAMESPACE_LOCATION))
+            || self.updates.iter().flatten().any(|(k, _)| k.eq_ignore_ascii_case(NAMESPACE_LOCATION))
+    }
 }
 
 #[derive(Deserialize)]
@@ -123,6 +159,7 @@ struct Requirement {
 #[derive(Deserialize)]
 struct Update {
     action: String,
+    location: Option<Box<RawValue>>,
     updates: Option<Box<RawValue>>,
     updated: Option<Box<RawValue>>,
     removals: Option<Box<RawValue>>,
@@ -133,20 +170,37 @@ impl Commit {
     /// `at` prefixes field names in errors (`table-changes[0].`).
     pub(super) fn table_update(&self, at: &str) -> Result<TableUpdate, BodyError> {
         let asserts_create = self.requirements.iter().flatten().any(|r| is(&r.kind, "assert-create"));
-        let mut moves_data = false;
-        for (i, update) in self.updates.iter().flatten().enumerate() {
+        let mut update = TableUpdate { asserts_create, ..TableUpdate::default() };
+        for (i, u) in self.updates.iter().flatten().enumerate() {
             // every update is read, so that a malformed one is 400 wherever it stands
-            moves_data |= update.moves_data(&|field| format!("{at}updates[{i}].{field}"))?;
+            let field = |field: &str| format!("{at}updates[{i}].{field}");
+            match u.set_location(&field)? {
+                Some(location) => update.set_locations.push(location),
+                None => update.location_properties |= u.changes_location_property(&field)?,
+            }
         }
-        Ok(TableUpdate { asserts_create, moves_data })
+        Ok(update)
     }
 }
 
 impl Update {
-    fn moves_data(&self, field: &dyn Fn(&str) -> String) -> Result<bool, BodyError> {
+    /// The location of a `set-location`; `None` for any other action.
+    fn set_location(&self, field: &dyn Fn(&str) -> String) -> Result<Option<String>, BodyError> {
+        if !is(&self.action, "set-location") {
+            return Ok(None);
+        }
+        match &self.location {
+            Some(raw) => json::from_checked_str::<String>(raw.get())
+                .map(Some)
+                .map_err(|_| BodyError::Field { field: field("location"), expected: "a string" }),
+            None => Err(BodyError::Field { field: field("location"), expected: "a string" }),
+        }
+    }
+
+    /// Whether a property update sets or removes a location property.
+    fn changes_location_property(&self, field: &dyn Fn(&str) -> String) -> Result<bool, BodyError> {
         let action = self.action.to_lowercase();
         let keys: Vec<String> = match action.as_str() {
-            "set-location" => return Ok(true),
             "set-properties" => {
                 let maps = properties::<HashMap<String, IgnoredAny>>(
                     [("updates", &self.updates), ("updated", &self.updated)],

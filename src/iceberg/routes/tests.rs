@@ -393,3 +393,18 @@ fn query_errors() {
     assert!(matches!(bad("/v1/p/namespaces?x=caf\u{e9}"), PathError::BadQueryCharacter(_)));
     assert!(matches!(bad("/v1/p/namespaces?x=\u{1}"), PathError::BadQueryCharacter(_)));
 }
+
+#[test]
+fn method_override_query_parameters_are_refused_in_any_case() {
+    for target in [
+        "/v1/prod/namespaces/s/tables/t?_method=DELETE",
+        "/v1/prod/namespaces/s/tables?X-HTTP-Method-Override=POST",
+        "/v1/prod/namespaces?x-http-method=DELETE",
+        "/v1/prod/namespaces?X-Method-Override=PUT&pageSize=1",
+        "/v1/prod/namespaces?%5Fmethod=DELETE",
+    ] {
+        assert!(matches!(bad(target), PathError::MethodOverride(_)), "{target}");
+    }
+    // a parameter that merely contains the word is someone else's
+    assert_eq!(route("GET", "/v1/prod/namespaces?my_method=x").query.pairs.len(), 1);
+}
