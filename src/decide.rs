@@ -127,13 +127,19 @@ impl Stop {
 /// `unwrap_token` turns a page token the caller sent back into the upstream's, or says it
 /// does not unwrap.
 pub fn parse_stage(
+    snap: &Snapshot,
     settings: &Settings,
     method: &str,
     target: &str,
     active_roles: Option<&[u8]>,
     unwrap_token: impl FnOnce(&Route, &str) -> Option<String>,
 ) -> Result<(Option<Route>, ActiveRoles), Stop> {
-    let options = RouteOptions { base_path: &settings.base_path, namespace_separators: &settings.namespace_separators };
+    let folds = |prefix: Option<&str>| snap.catalog_for_prefix(prefix).is_some_and(|c| snap.folds_names(c));
+    let options = RouteOptions {
+        base_path: &settings.base_path,
+        namespace_separators: &settings.namespace_separators,
+        folding: Some(routes::Folding(&folds)),
+    };
     let classified = routes::classify(method, target, &options)
         .map_err(|e| Stop::new(Refusal::from(&e), format!("invalid request target: {e}"), None))?;
     let mut route = match classified {
@@ -167,9 +173,13 @@ pub fn classify_stage<'a>(
     };
     let catalog =
         if route.operation.names_catalog() { snap.catalog_for_prefix(route.prefix.as_deref()) } else { Some("") };
-    match catalog {
-        Some(c) => Ok((route, c)),
-        None => Err(Stop::plain(
+    match (catalog, &route.prefix) {
+        (Some(c), _) => Ok((route, c)),
+        (None, Some(prefix)) => Err(Stop::plain(
+            Refusal::forbidden(format!("unknown catalog prefix `{prefix}`: it is not one this catalog accepts")),
+            None,
+        )),
+        (None, None) => Err(Stop::plain(
             Refusal::forbidden("a catalog prefix is required: the policy sets no `default_catalog`"),
             None,
         )),
@@ -326,7 +336,7 @@ fn run(
         return Ok(Outcome::forwarded(OperationId::GetToken, "getToken is forwarded before every check".to_owned()));
     }
     // explain holds no page-token key, so no token it is given unwraps (DESIGN.md §10).
-    let (route, header) = parse_stage(settings, input.method, input.target, input.active_roles, |_, _| None)?;
+    let (route, header) = parse_stage(snap, settings, input.method, input.target, input.active_roles, |_, _| None)?;
     let (route, catalog) = classify_stage(snap, input.method, route.as_ref())?;
     let op = route.operation;
     let Some(narrowed) = narrow_stage(snap, settings, &input.principal, &header, op)? else {
@@ -338,7 +348,9 @@ fn run(
         PathCheck::Allow(reason) => reason,
         PathCheck::AskExistence(reason) => return Err(existence_answer(route, reason, !input.exists)),
     };
-    let parsed_body = inspect(route, settings, input.body).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+    let rules = name_rules(snap, settings, catalog);
+    let parsed_body =
+        inspect(route, settings, &rules, input.body).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
     if let Some(body) = &parsed_body {
         let body_reason = authorize_body_stage(snap, &subject, route, &request, body, authorize::Facts::default())?;
         reason = format!("{reason}; {body_reason}");
@@ -359,9 +371,19 @@ fn run(
     Ok(outcome)
 }
 
+/// How the names of `catalog` are read (DESIGN.md §2, §7).
+pub fn name_rules<'a>(snap: &Snapshot, settings: &'a Settings, catalog: &str) -> NameRules<'a> {
+    NameRules { separators: &settings.namespace_separators, fold_case: snap.folds_names(catalog) }
+}
+
 /// The inspect stage: a spec body must be present; an inspected body must fit the cap and
 /// parse strictly.
-pub fn inspect(route: &Route, settings: &Settings, bytes: Option<&[u8]>) -> Result<Option<body::Body>, BodyError> {
+pub fn inspect(
+    route: &Route,
+    settings: &Settings,
+    rules: &NameRules<'_>,
+    bytes: Option<&[u8]>,
+) -> Result<Option<body::Body>, BodyError> {
     let op = route.operation;
     if !op.has_request_body() {
         return Ok(None);
@@ -373,5 +395,5 @@ pub fn inspect(route: &Route, settings: &Settings, bytes: Option<&[u8]>) -> Resu
     if !op.inspects_request_body() {
         return Ok(None);
     }
-    body::inspect(route, bytes, &NameRules { separators: &settings.namespace_separators, fold_case: false }).map(Some)
+    body::inspect(route, bytes, rules).map(Some)
 }

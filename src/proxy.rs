@@ -134,7 +134,7 @@ async fn pipeline(
     // parse
     let roles_header = parts.headers.get("x-gravitino-active-roles").map(HeaderValue::as_bytes);
     record.active_roles_header = roles_header.map(|v| String::from_utf8_lossy(v).into_owned());
-    let (route, header) = decide::parse_stage(settings, &method, &target, roles_header, |route, token| {
+    let (route, header) = decide::parse_stage(snap, settings, &method, &target, roles_header, |route, token| {
         shared.tokens.open(&token_binding(&principal.user, route), token)
     })?;
 
@@ -215,7 +215,7 @@ async fn pipeline(
     // The ownership changes the request makes if the upstream carries it out (DESIGN.md §4).
     let mut ownership = crate::owners::plan::changes(route, catalog, None);
     if let RequestBody::Buffered(bytes) = &body {
-        let rules = crate::iceberg::names::NameRules { separators: &settings.namespace_separators, fold_case: false };
+        let rules = decide::name_rules(snap, settings, catalog);
         let parsed =
             iceberg_body::inspect(route, bytes, &rules).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
         decide::authorize_body_stage(

@@ -2,7 +2,8 @@
 //! no duplicate key, nothing after it); and what authorization is told agrees with an
 //! independent, naive reading of the same JSON where it matters for safety: every identifier of
 //! a transaction or rename is the one in the body, a body the naive reading sees moving data
-//! is reported as moving data, and `assert-create` is reported only when it is there.
+//! is reported as moving data, a namespace `location` set, changed or removed is reported, and
+//! `assert-create` is reported only when it is there.
 #![no_main]
 
 use icegate::iceberg::body::{Body, LOCATION_PROPERTIES, inspect};
@@ -11,8 +12,9 @@ use icegate::iceberg::{Namespace, OperationId};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
-const OPS: [OperationId; 11] = [
+const OPS: [OperationId; 12] = [
     OperationId::CreateNamespace,
+    OperationId::UpdateProperties,
     OperationId::CreateTable,
     OperationId::RegisterTable,
     OperationId::UpdateTable,
@@ -85,13 +87,13 @@ fn naive_asserts_create(change: &Value) -> bool {
 fuzz_target!(|data: &[u8]| {
     let Some((&o, bytes)) = data.split_first() else { return };
     let op = OPS[usize::from(o) % OPS.len()];
-    let Ok(body) = inspect(&route(op), bytes, &[]) else { return };
+    let Ok(body) = inspect(&route(op), bytes, &Default::default()) else { return };
     icegate::iceberg::json::check_strict(bytes).unwrap_or_else(|e| panic!("accepted but not strict JSON ({e})"));
     let naive: Value = serde_json::from_slice(bytes).expect("accepted but serde refuses it");
     match body {
         Body::UpdateTable(u) => {
             if naive_moves(&naive) {
-                assert!(u.moves_data, "a move the extractor missed: {naive}");
+                assert!(u.moves_data(), "a move the extractor missed: {naive}");
             }
             if u.asserts_create {
                 assert!(naive_asserts_create(&naive), "assert-create reported but absent: {naive}");
@@ -110,12 +112,27 @@ fuzz_target!(|data: &[u8]| {
                 }
                 assert!(same(&raw["identifier"], &change.identifier), "{naive}");
                 if naive_moves(raw) {
-                    assert!(change.update.moves_data, "a move the extractor missed: {raw}");
+                    assert!(change.update.moves_data(), "a move the extractor missed: {raw}");
                 }
                 if change.update.asserts_create {
                     assert!(naive_asserts_create(raw), "{raw}");
                 }
             }
+        }
+        Body::CreateNamespace { location, .. } => {
+            let naive_location = naive
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|p| p.keys().any(|k| k.eq_ignore_ascii_case("location")));
+            assert!(location || !naive_location, "a namespace location the extractor missed: {naive}");
+        }
+        Body::UpdateProperties { location } => {
+            let set = naive.get("updates").and_then(Value::as_object).is_some_and(|p| p.keys().any(|k| k.eq_ignore_ascii_case("location")));
+            let removed = naive
+                .get("removals")
+                .and_then(Value::as_array)
+                .is_some_and(|r| r.iter().filter_map(Value::as_str).any(|k| k.eq_ignore_ascii_case("location")));
+            assert!(location || !(set || removed), "a namespace location change the extractor missed: {naive}");
         }
         Body::CreateTable { name, explicit_location, .. } => {
             assert_eq!(naive["name"].as_str(), Some(name.as_str()), "{naive}");

@@ -77,6 +77,10 @@ impl Namespace {
         &self.0
     }
 
+    pub fn into_levels(self) -> Vec<String> {
+        self.0
+    }
+
     /// The Gravitino schema name: levels joined with `:` (DESIGN.md §2).
     pub fn schema_name(&self) -> String {
         self.0.join(":")

@@ -1,6 +1,7 @@
 //! Route classification: method + canonical target → Iceberg operation and its objects, for
 //! every path and method of the Iceberg REST and S3 signer OpenAPI specs.
 
+use super::names::NameRules;
 use super::path::{PathError, Segment, decode_path_part, decode_query_part, encode, is_unreserved};
 use super::{Namespace, OperationId};
 
@@ -11,6 +12,20 @@ pub struct RouteOptions<'a> {
     pub base_path: &'a str,
     /// Extra namespace separators the upstream accepts (`upstream.namespace_separators`).
     pub namespace_separators: &'a [String],
+    /// Which prefixes name a catalog that folds names to lower case; none when `None`.
+    pub folding: Option<Folding<'a>>,
+}
+
+/// Whether the catalog a `{prefix}` names (`None`: the form without a prefix) folds names to
+/// lower case (DESIGN.md §2). The names of such a catalog are folded in the route and in the
+/// canonical path and query forwarded, so that what is forwarded is what was authorized.
+#[derive(Clone, Copy)]
+pub struct Folding<'a>(pub &'a dyn Fn(Option<&str>) -> bool);
+
+impl std::fmt::Debug for Folding<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Folding")
+    }
 }
 
 /// The outcome of reading a syntactically valid target.
@@ -180,19 +195,34 @@ pub fn classify(method: &str, target: &str, options: &RouteOptions<'_>) -> Resul
         return Ok(Classified::Unrecognized);
     }
     // The form without a prefix is read first, so `/v1/namespaces/namespaces` is a namespace.
-    let (prefix, shape, methods, objects) = if let Some((shape, methods)) = find(UNPREFIXED, after_v1)? {
-        (None, *shape, *methods, after_v1)
+    // `skip`: the segments before the route's objects (`v1`, and the prefix when there is one).
+    let (prefix, shape, methods, skip) = if let Some((shape, methods)) = find(UNPREFIXED, after_v1)? {
+        (None, *shape, *methods, 1)
     } else if let Some((shape, methods)) = find(PREFIXED, after_v1)? {
-        (None, *shape, *methods, after_v1)
+        (None, *shape, *methods, 1)
     } else {
         let Some((prefix, objects)) = after_v1.split_first() else { return Ok(Classified::Unrecognized) };
         match find(PREFIXED, objects)? {
-            Some((shape, methods)) => (Some(prefix.single()?.to_owned()), *shape, *methods, objects),
+            Some((shape, methods)) => (Some(prefix.single()?.to_owned()), *shape, *methods, 2),
             None => return Ok(Classified::Unrecognized),
         }
     };
     let Some((_, operation)) = methods.iter().find(|(m, _)| *m == method) else { return Ok(Classified::Unrecognized) };
-    let canonical_path = if path.bytes().all(|b| b == b'/' || is_unreserved(b)) {
+    let fold = options.folding.is_some_and(|folds| folds.0(prefix.as_deref()));
+    let (mut segments, mut query) = (segments, query);
+    if fold {
+        let rules = NameRules { separators: options.namespace_separators, fold_case: true };
+        for (part, seg) in shape.iter().zip(segments.iter_mut().skip(skip)) {
+            if matches!(part, Ns | Name) {
+                seg.parts = std::mem::take(&mut seg.parts).into_iter().map(|p| rules.fold(p)).collect();
+            }
+        }
+        if let Some(parent) = query.parent.take() {
+            query.parent = Some(rules.namespace(parent.into_levels())?);
+        }
+    }
+    let objects = segments.get(skip..).unwrap_or_default();
+    let canonical_path = if !fold && path.bytes().all(|b| b == b'/' || is_unreserved(b)) {
         // Nothing escaped and nothing to escape: every part decodes and encodes to itself, so
         // the canonical form is the path as sent (the usual case, spared the rebuild below).
         path.to_owned()

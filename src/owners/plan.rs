@@ -108,7 +108,7 @@ mod tests {
     use crate::iceberg::routes::{Classified, RouteOptions, classify};
 
     fn plan(method: &str, target: &str, body: &str) -> Vec<Change> {
-        let options = RouteOptions { base_path: "", namespace_separators: &[] };
+        let options = RouteOptions { base_path: "", namespace_separators: &[], folding: None };
         let Ok(Classified::Route(route)) = classify(method, target, &options) else { panic!("{target}") };
         let parsed = (!body.is_empty())
             .then(|| crate::iceberg::body::inspect(&route, body.as_bytes(), &Default::default()).unwrap());

@@ -46,6 +46,8 @@ impl Builder {
             default_catalog: settings.default_catalog.map(Into::into),
             require_known_user: settings.require_known_user,
             prefixes: FxHashMap::default(),
+            strict_prefixes: false,
+            folding_catalogs: Default::default(),
             roles: Vec::new(),
             role_ids: FxHashMap::default(),
             users: Vec::new(),
@@ -58,9 +60,14 @@ impl Builder {
         };
         snap.nodes[ROOT.index()].full_name = snap.metalake.clone();
         self.declare_names(&files, &mut snap);
+        // every file's catalogs first: the names of a folding catalog are checked in all files
+        let mut case_sensitive: FxHashMap<String, (bool, PathBuf, u64)> = FxHashMap::default();
         for (path, file) in &files {
             self.at(path);
-            self.prefixes(file, &mut snap);
+            self.prefixes(file, &mut snap, &mut case_sensitive);
+        }
+        for (path, file) in &files {
+            self.at(path);
             self.groups(file, &mut snap);
             self.users(file, &mut snap);
             self.grants(file, &mut snap);
@@ -240,22 +247,73 @@ impl Builder {
         }
     }
 
-    fn prefixes(&mut self, file: &raw::File, snap: &mut Snapshot) {
+    /// `catalogs` (DESIGN.md §2): prefixes (an entry without one is reached by its name), and
+    /// `case_sensitive`, on which all entries of one catalog must agree (`seen`).
+    fn prefixes(&mut self, file: &raw::File, snap: &mut Snapshot, seen: &mut FxHashMap<String, (bool, PathBuf, u64)>) {
         for c in &file.catalogs {
-            if parse_full_name(ObjectType::Catalog, &c.name.value, "").is_err() {
-                self.error(c.name.line(), format!("catalog `{}` is not a catalog name", c.name.value));
+            snap.strict_prefixes = true;
+            let name = &c.name.value;
+            if parse_full_name(ObjectType::Catalog, name, "").is_err() {
+                self.error(c.name.line(), format!("catalog `{name}` is not a catalog name"));
             }
-            if c.prefix.value.is_empty() {
-                self.error(c.prefix.line(), "catalog prefix must not be empty".to_owned());
+            let prefix = c.prefix.as_ref().unwrap_or(&c.name);
+            if prefix.value.is_empty() {
+                self.error(prefix.line(), "catalog prefix must not be empty".to_owned());
             }
-            match snap.prefixes.entry(c.prefix.value.as_str().into()) {
+            match snap.prefixes.entry(prefix.value.as_str().into()) {
                 Entry::Occupied(_) => {
-                    self.error(c.prefix.line(), format!("catalog prefix `{}` is mapped twice", c.prefix.value))
+                    self.error(prefix.line(), format!("catalog prefix `{}` is mapped twice", prefix.value))
                 }
                 Entry::Vacant(slot) => {
-                    slot.insert(c.name.value.as_str().into());
+                    slot.insert(name.as_str().into());
                 }
             }
+            let (sensitive, line) =
+                c.case_sensitive.as_ref().map_or((true, c.name.line()), |s| (s.value, s.referenced.line()));
+            match seen.entry(name.clone()) {
+                Entry::Occupied(first) if first.get().0 != sensitive => {
+                    let (_, f, l) = first.get();
+                    let message = format!(
+                        "catalog `{name}` is `case_sensitive: {sensitive}` here but `case_sensitive: {}` at {}:{l}; \
+                         all entries of one catalog must agree",
+                        !sensitive,
+                        f.display()
+                    );
+                    self.error(line, message);
+                }
+                Entry::Occupied(_) => {}
+                Entry::Vacant(slot) => {
+                    slot.insert((sensitive, self.file.clone(), line));
+                    if !sensitive {
+                        snap.folding_catalogs.insert(name.as_str().into());
+                    }
+                }
+            }
+        }
+    }
+
+    /// In a catalog that folds names, the policy's names must be lower case already, or they
+    /// would name nothing a request can reach (DESIGN.md §2).
+    fn check_case(&mut self, snap: &Snapshot, ty: ObjectType, name: &FullName, full: &Text) {
+        let (catalog, levels, leaf) = match name {
+            FullName::Schema(c, levels) => (c, levels, None),
+            FullName::SchemaObject(c, levels, leaf) => (c, levels, Some(leaf)),
+            _ => return,
+        };
+        if !snap.folds_names(catalog) {
+            return;
+        }
+        let folded = |s: &String| s.to_lowercase() == *s;
+        if !levels.iter().all(folded) || !leaf.is_none_or(folded) {
+            self.error(
+                full.line(),
+                format!(
+                    "{ty} `{}` is not in lower case, but catalog `{catalog}` folds names to lower case \
+                     (`case_sensitive: false`); write `{}`",
+                    full.value,
+                    lower_below_catalog(&full.value, catalog)
+                ),
+            );
         }
     }
 
@@ -355,7 +413,10 @@ impl Builder {
             return None;
         };
         match parse_full_name(ty, &full.value, &snap.metalake) {
-            Ok(name) => Some((ty, name)),
+            Ok(name) => {
+                self.check_case(snap, ty, &name, full);
+                Some((ty, name))
+            }
             Err(message) => {
                 self.error(full.line(), message);
                 None
@@ -471,5 +532,13 @@ impl Builder {
                 snap.nodes[node.index()].owner = Some(Owner { kind, name: o.owner.value.as_str().into() });
             }
         }
+    }
+}
+
+/// `full` with everything after the catalog in lower case.
+fn lower_below_catalog(full: &str, catalog: &str) -> String {
+    match full.strip_prefix(catalog) {
+        Some(rest) => format!("{catalog}{}", rest.to_lowercase()),
+        None => full.to_lowercase(),
     }
 }

@@ -5,7 +5,9 @@ use super::authorize::{Ident, Object, resolve};
 use super::eval::{Subject, Target, evaluate};
 use super::rules::Rule;
 use super::snapshot::Snapshot;
+use crate::iceberg::TableIdent;
 use crate::iceberg::list::{Entry, ListKind};
+use crate::iceberg::names::NameRules;
 
 /// Decides the entries of one list response. The listed namespace's chain is resolved once
 /// and reused for every entry under it, and the answer for an entry the policy never names
@@ -16,16 +18,27 @@ pub struct EntryFilter<'s> {
     subject: &'s Subject<'s>,
     catalog: &'s str,
     kind: ListKind,
+    /// The catalog folds names: entries are decided on their lower-case names (DESIGN.md §2).
+    fold: bool,
     /// The last namespace seen, its resolved chain, and the answer for unnamed leaves.
     base: Option<(Vec<String>, Target, Option<bool>)>,
 }
 
 impl<'s> EntryFilter<'s> {
     pub fn new(snap: &'s Snapshot, subject: &'s Subject<'s>, catalog: &'s str, kind: ListKind) -> Self {
-        Self { snap, subject, catalog, kind, base: None }
+        Self { snap, subject, catalog, kind, fold: snap.folds_names(catalog), base: None }
     }
 
+    /// Whether the caller may see `entry`; the entry itself is shown as the upstream wrote it.
     pub fn visible(&mut self, entry: &Entry) -> bool {
+        if self.fold {
+            // a name that no longer passes the name rules once folded is hidden
+            return folded(entry).is_some_and(|entry| self.decide(&entry));
+        }
+        self.decide(entry)
+    }
+
+    fn decide(&mut self, entry: &Entry) -> bool {
         let (rule, levels, name) = match (self.kind, entry) {
             (ListKind::Namespaces, Entry::Namespace(_)) => {
                 return entry_visible(self.snap, self.subject, self.catalog, self.kind, entry);
@@ -73,6 +86,18 @@ impl<'s> EntryFilter<'s> {
             *unnamed = Some(answer);
         }
         answer
+    }
+}
+
+/// `entry` with its names folded to lower case.
+fn folded(entry: &Entry) -> Option<Entry> {
+    let rules = NameRules { separators: &[], fold_case: true };
+    match entry {
+        Entry::Namespace(ns) => rules.namespace(ns.levels().to_vec()).ok().map(Entry::Namespace),
+        Entry::Object(i) => {
+            let namespace = rules.namespace(i.namespace.levels().to_vec()).ok()?;
+            TableIdent::new(namespace, rules.fold(i.name.clone())).ok().map(Entry::Object)
+        }
     }
 }
 

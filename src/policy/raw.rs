@@ -47,11 +47,14 @@ pub struct File {
     pub owners: Vec<Owner>,
 }
 
+/// One entry of `catalogs` (DESIGN.md §2): a prefix the catalog is reached by (its name when
+/// absent), and whether the catalog compares names exactly.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CatalogPrefix {
-    pub prefix: Text,
+    pub prefix: Option<Text>,
     pub name: Text,
+    pub case_sensitive: Option<Spanned<bool>>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -153,6 +153,10 @@ pub struct Snapshot {
     pub(crate) require_known_user: bool,
     /// `catalogs` entries: literal decoded prefix → catalog name.
     pub(crate) prefixes: FxHashMap<Box<str>, Box<str>>,
+    /// Whether the policy has a `catalogs` list, which is then the complete list of prefixes.
+    pub(crate) strict_prefixes: bool,
+    /// Catalogs declared `case_sensitive: false`; every name of the policy in them is lower case.
+    pub(crate) folding_catalogs: rustc_hash::FxHashSet<Box<str>>,
     pub(crate) roles: Vec<Role>,
     pub(crate) role_ids: FxHashMap<Box<str>, RoleId>,
     pub(crate) users: Vec<User>,
@@ -182,13 +186,25 @@ impl Snapshot {
         &self.hash
     }
 
-    /// The catalog a request's `{prefix}` names: a `catalogs` mapping, else the prefix itself;
-    /// no prefix means `default_catalog` (DESIGN.md §2).
+    /// The catalog a request's `{prefix}` names: a `catalogs` mapping, else (when the policy has
+    /// no `catalogs` list) the prefix itself; no prefix means `default_catalog` (DESIGN.md §2).
+    /// `None`: the request names no catalog icegate accepts.
     pub fn catalog_for_prefix<'a>(&'a self, prefix: Option<&'a str>) -> Option<&'a str> {
         match prefix {
             None => self.default_catalog.as_deref(),
-            Some(p) => Some(self.prefixes.get(p).map_or(p, |name| &**name)),
+            Some(p) => match self.prefixes.get(p) {
+                Some(name) => Some(name),
+                // an upstream may answer to aliases of a listed prefix (Nessie's `main` for
+                // `main|warehouse`), which would otherwise be read as another catalog
+                None if self.strict_prefixes => None,
+                None => Some(p),
+            },
         }
+    }
+
+    /// Whether `catalog` folds names to lower case (`case_sensitive: false`, DESIGN.md §2).
+    pub fn folds_names(&self, catalog: &str) -> bool {
+        !self.folding_catalogs.is_empty() && self.folding_catalogs.contains(catalog)
     }
 
     pub fn user_id(&self, name: &str) -> Option<UserId> {

@@ -1,6 +1,6 @@
-//! Runs every case of every file in `../shared/conformance/` and `../shared/conformance-next/`
-//! (DESIGN.md §11) through the code
-//! `icegate explain` uses, and fails on any mismatch, naming the case.
+//! Runs every case of every file in `../shared/conformance/`, `../shared/conformance-next/` and
+//! the project's own `tests/conformance/` (DESIGN.md §11) through the code `icegate explain`
+//! uses, and fails on any mismatch, naming the case.
 
 use crate::support::shared_dir;
 use icegate::cli::Explanation;
@@ -68,8 +68,7 @@ fn run_case(snapshot: &icegate::policy::Snapshot, case: &Value) -> Result<(), St
 /// Runs every case of every YAML file in `dir` (each file may hold several documents, each a
 /// `policy` with its `cases`); returns how many ran and the failures as `FILE: NAME: why`.
 /// A document whose policy does not load fails each of its cases.
-fn run_dir(rel: &str) -> (usize, Vec<String>) {
-    let dir = shared_dir(rel);
+fn run_dir(dir: &std::path::Path) -> (usize, Vec<String>) {
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
@@ -104,9 +103,16 @@ fn run_dir(rel: &str) -> (usize, Vec<String>) {
 
 #[test]
 fn every_shared_conformance_case_passes() {
-    let (ran, failures) = run_dir("conformance");
+    let (ran, failures) = run_dir(&shared_dir("conformance"));
     assert!(failures.is_empty(), "{} of {ran} conformance cases failed:\n{}", failures.len(), failures.join("\n"));
     eprintln!("{ran} conformance cases passed");
+}
+
+/// The project's own cases, in the same format (tests/conformance/).
+#[test]
+fn every_case_of_the_projects_own_conformance_files_passes() {
+    let (ran, failures) = run_dir(&std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/conformance"));
+    assert!(failures.is_empty(), "{} of {ran} own conformance cases failed:\n{}", failures.len(), failures.join("\n"));
 }
 
 /// `../shared/conformance-next` holds the cases of rules being built; the cases that still fail
@@ -115,7 +121,7 @@ fn every_shared_conformance_case_passes() {
 /// shrinks.
 #[test]
 fn conformance_next_fails_exactly_the_known_failures() {
-    let (ran, failures) = run_dir("conformance-next");
+    let (ran, failures) = run_dir(&shared_dir("conformance-next"));
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let known_text = std::fs::read_to_string(root.join("tests/data/conformance-next.known-failures")).unwrap();
     let known: std::collections::BTreeSet<&str> =

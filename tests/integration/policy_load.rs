@@ -193,3 +193,44 @@ fn large_policies_fit_the_parser_budget() {
     let loaded = load_str("big.yaml", &y).unwrap();
     assert_eq!(loaded.snapshot.stats().allow, 30_000);
 }
+
+#[test]
+fn catalogs_entries_must_agree_on_case_sensitive_and_not_repeat_a_prefix() {
+    let e = errors(&format!(
+        "{HEAD}catalogs:\n  - {{ name: hive, case_sensitive: false }}\n  - {{ prefix: h2, name: hive }}\n  - {{ prefix: hive, name: other }}\n"
+    ));
+    assert_eq!(e.len(), 2, "{e:#?}");
+    assert!(
+        e[0].starts_with(
+            "p.yaml:5: catalog `hive` is `case_sensitive: true` here but `case_sensitive: false` at p.yaml:4"
+        ),
+        "{}",
+        e[0]
+    );
+    assert!(e[1].starts_with("p.yaml:6: catalog prefix `hive` is mapped twice"), "{}", e[1]);
+}
+
+#[test]
+fn names_in_a_case_insensitive_catalog_must_be_lower_case() {
+    let e = errors(&format!(
+        "{HEAD}catalogs:\n  - {{ name: Hive, case_sensitive: false }}\nroles:\n  - name: r\n    securableObjects:\n      - {{ type: TABLE, fullName: Hive.sales.Salaries, privileges: [{{ name: SELECT_TABLE, condition: DENY }}] }}\n      - {{ type: SCHEMA, fullName: Hive.Sales, privileges: [] }}\n      - {{ type: CATALOG, fullName: Hive, privileges: [] }}\n      - {{ type: TABLE, fullName: other.Sales.T, privileges: [] }}\nowners:\n  - {{ type: VIEW, fullName: Hive.sales.V, owner: a, ownerType: USER }}\n"
+    ));
+    assert_eq!(e.len(), 3, "{e:#?}");
+    assert!(e[0].starts_with("p.yaml:8: TABLE `Hive.sales.Salaries` is not in lower case, but catalog `Hive` folds names to lower case (`case_sensitive: false`); write `Hive.sales.salaries`"), "{}", e[0]);
+    assert!(e[1].starts_with("p.yaml:9: SCHEMA `Hive.Sales` is not in lower case"), "{}", e[1]);
+    assert!(e[2].starts_with("p.yaml:13: VIEW `Hive.sales.V` is not in lower case"), "{}", e[2]);
+}
+
+#[test]
+fn a_catalogs_entry_without_prefix_is_reached_by_its_name_and_only_listed_prefixes_are() {
+    let snap = crate::support::load(&format!(
+        "{HEAD}default_catalog: prod\ncatalogs:\n  - {{ name: prod }}\n  - {{ prefix: \"main|warehouse\", name: prod }}\n"
+    ));
+    assert_eq!(snap.catalog_for_prefix(Some("prod")), Some("prod"));
+    assert_eq!(snap.catalog_for_prefix(Some("main|warehouse")), Some("prod"));
+    assert_eq!(snap.catalog_for_prefix(Some("main")), None);
+    assert_eq!(snap.catalog_for_prefix(None), Some("prod"));
+    // without a `catalogs` list, a prefix is its catalog's name
+    let open = crate::support::load(HEAD);
+    assert_eq!(open.catalog_for_prefix(Some("main")), Some("main"));
+}
