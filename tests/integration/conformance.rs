@@ -69,7 +69,7 @@ fn run_case(snapshot: &icegate::policy::Snapshot, case: &Value) -> Result<(), St
 /// `policy` with its `cases`); returns how many ran and the failures as `FILE: NAME: why`.
 /// A document whose policy does not load fails each of its cases.
 fn run_dir(dir: &std::path::Path) -> (usize, Vec<String>) {
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
+    let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
