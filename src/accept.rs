@@ -1,6 +1,7 @@
-//! Stage `accept`: hop-by-hop headers are removed before anything else is read, and a request
-//! that carries two `Authorization` or `X-Gravitino-Active-Roles` headers is refused, since the
-//! two sides could pick different ones (DESIGN.md §7).
+//! Stage `accept`: a request whose body two hops could frame differently is refused, hop-by-hop
+//! headers are removed before anything else is read, and a request that carries two
+//! `Authorization` or `X-Gravitino-Active-Roles` headers is refused, since the two sides could
+//! pick different ones (DESIGN.md §7).
 
 use crate::error::Refusal;
 use http::HeaderMap;
@@ -51,6 +52,24 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
 fn is_hop_by_hop(name: &HeaderName) -> bool {
     let n = name.as_str();
     n.starts_with("proxy-") || HOP_BY_HOP.contains(&n)
+}
+
+/// 400, and the connection closed, for a request with both `Content-Length` and
+/// `Transfer-Encoding` (RFC 9112 §6.1): the two hops could frame its body differently, and what
+/// follows it on the connection could be read as another request by one of them. hyper drops
+/// `Content-Length` from such a request, so the connection's bytes tell (`seen_on_connection`,
+/// [`crate::framing`]); the headers are read too, before hop-by-hop removal takes
+/// `Transfer-Encoding` away.
+pub fn check_framing(headers: &HeaderMap, seen_on_connection: bool) -> Result<(), Refusal> {
+    if seen_on_connection
+        || (headers.contains_key(header::CONTENT_LENGTH) && headers.contains_key(header::TRANSFER_ENCODING))
+    {
+        let refusal = Refusal::bad_request(
+            "a request with both `Content-Length` and `Transfer-Encoding` is not accepted (RFC 9112 §6.1)",
+        );
+        return Err(Refusal { close_connection: true, ..refusal });
+    }
+    Ok(())
 }
 
 /// Headers that ask a server to run another method than the request line's (Jersey's

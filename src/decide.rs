@@ -5,11 +5,11 @@
 //! response) are inputs.
 
 use crate::error::Refusal;
-use crate::iceberg::OperationId;
 use crate::iceberg::body::{self, BodyError};
 use crate::iceberg::list::{self, ListKind};
 use crate::iceberg::names::NameRules;
 use crate::iceberg::routes::{self, Classified, Route, RouteOptions};
+use crate::iceberg::{Namespace, OperationId, TableIdent};
 use crate::policy::Subject;
 use crate::policy::authorize::{self, Verdict};
 use crate::policy::explain::describe;
@@ -176,7 +176,9 @@ pub fn classify_stage<'a>(
     match (catalog, &route.prefix) {
         (Some(c), _) => Ok((route, c)),
         (None, Some(prefix)) => Err(Stop::plain(
-            Refusal::forbidden(format!("unknown catalog prefix `{prefix}`: it is not one this catalog accepts")),
+            Refusal::forbidden(format!(
+                "unknown catalog prefix `{prefix}`: icegate accepts only the prefixes its policy lists"
+            )),
             None,
         )),
         (None, None) => Err(Stop::plain(
@@ -396,4 +398,52 @@ pub fn inspect(
         return Ok(None);
     }
     body::inspect(route, bytes, rules).map(Some)
+}
+
+/// What the upstream must say before a body's request is forwarded: the tables whose staged
+/// create's commit sets a location (the location the upstream assigned decides whether that is
+/// an explicit location, DESIGN.md §4 updateTable), and the names whose creation could collide
+/// with an object of another kind in the same storage directory ("One name, one kind, one
+/// level"). Offline (`explain`) nothing is asked: no location was assigned, nothing collides.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Questions {
+    pub staged_locations: Vec<TableIdent>,
+    pub collisions: Vec<Collision>,
+}
+
+/// A name a request is about to create, and what must not exist already for it to be created.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Collision {
+    /// A new namespace: no table or view of its parent may have its last level's name.
+    NamespaceOverTableOrView(Namespace),
+    /// A new table or view (or a rename's destination): no child namespace may have its name.
+    ObjectOverNamespace(TableIdent),
+}
+
+/// The questions `body` raises (see [`Questions`]).
+pub fn questions(route: &Route, body: &body::Body) -> Questions {
+    use body::Body as B;
+    let mut q = Questions::default();
+    let in_path = |name: &str| {
+        let namespace = route.namespace.clone()?;
+        TableIdent::new(namespace, name.to_owned()).ok()
+    };
+    match body {
+        B::CreateNamespace { namespace, .. } if namespace.parent().is_some() => {
+            q.collisions.push(Collision::NamespaceOverTableOrView(namespace.clone()));
+        }
+        B::CreateTable { name, .. } | B::RegisterTable { name } | B::CreateView { name } | B::RegisterView { name } => {
+            q.collisions.extend(in_path(name).map(Collision::ObjectOverNamespace));
+        }
+        B::Rename { destination, .. } => q.collisions.push(Collision::ObjectOverNamespace(destination.clone())),
+        B::UpdateTable(update) if update.asserts_create && !update.set_locations.is_empty() => {
+            q.staged_locations.extend(route.name.as_deref().and_then(in_path));
+        }
+        B::CommitTransaction(changes) => {
+            let staged = changes.iter().filter(|c| c.update.asserts_create && !c.update.set_locations.is_empty());
+            q.staged_locations.extend(staged.map(|c| c.identifier.clone()));
+        }
+        _ => {}
+    }
+    q
 }

@@ -17,11 +17,13 @@ pub struct Refusal {
     pub message: String,
     /// A policy decision `icegate explain` can show the reasons of (a denied operation).
     pub explainable: bool,
+    /// The connection cannot be trusted to carry another request (its framing was ambiguous).
+    pub close_connection: bool,
 }
 
 impl Refusal {
     pub fn new(status: u16, kind: &'static str, message: impl Into<String>) -> Self {
-        Self { status, kind, message: message.into(), explainable: false }
+        Self { status, kind, message: message.into(), explainable: false, close_connection: false }
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -117,6 +119,49 @@ impl Refusal {
         }
     }
 
+    /// A name that would share a storage directory with an object of another kind (DESIGN.md
+    /// §4 "One name, one kind, one level").
+    pub fn collides(created: &str, existing: &str) -> Self {
+        Self::new(
+            409,
+            "AlreadyExistsException",
+            format!("cannot create {created}: {existing} exists, and the two would share one storage location"),
+        )
+    }
+
+    /// The upstream could not say whether a name about to be created collides: nothing is
+    /// forwarded.
+    pub fn collision_unknown(created: &str) -> Self {
+        Self::new(
+            503,
+            "ServiceUnavailableException",
+            format!(
+                "cannot create {created} now: the upstream did not say whether an object of another kind has its name"
+            ),
+        )
+    }
+
+    /// An upstream redirect, which is never relayed: it could send the client around icegate.
+    pub fn upstream_redirect(status: u16) -> Self {
+        Self::new(
+            502,
+            "BadGatewayException",
+            format!("the upstream answered with a redirect ({status}), which icegate does not relay"),
+        )
+    }
+
+    /// An upstream response icegate must read and could not: the message never quotes what the
+    /// upstream sent (a value could be a secret, a name could be hidden from the caller); the
+    /// detail goes to icegate's log.
+    pub fn unreadable_upstream(what: &str, detail: &dyn std::fmt::Display) -> Self {
+        tracing::warn!(error = %detail, "upstream {what} refused");
+        Self::new(
+            502,
+            "BadGatewayException",
+            format!("the upstream's {what} could not be read; icegate's log has the details"),
+        )
+    }
+
     pub fn unknown_route(method: &str) -> Self {
         Self::forbidden(format!(
             "route not recognized: `{method}` on this path is not an Iceberg REST operation icegate allows"
@@ -165,8 +210,7 @@ impl From<&ListError> for Refusal {
     /// The detail goes to the log only: it may quote the upstream's bytes, such as the name of an
     /// entry the caller may not see.
     fn from(e: &ListError) -> Self {
-        tracing::warn!(error = %e, "upstream list response refused");
-        Self::new(502, "BadGatewayException", "upstream list response could not be read; icegate's log has the details")
+        Self::unreadable_upstream("list response", e)
     }
 }
 
@@ -190,6 +234,9 @@ pub fn response(refusal: &Refusal) -> http::Response<crate::forward::Body> {
     let headers = response.headers_mut();
     headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
     headers.insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
+    if refusal.close_connection {
+        headers.insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
+    }
     if refusal.status == 401 {
         headers.insert(http::header::WWW_AUTHENTICATE, http::HeaderValue::from_static("Basic realm=\"icegate\""));
     }
@@ -213,19 +260,17 @@ impl From<&crate::forward::ForwardError> for Refusal {
 
 impl From<&crate::rewrite::RewriteError> for Refusal {
     fn from(e: &crate::rewrite::RewriteError) -> Self {
-        match e {
-            crate::rewrite::RewriteError::List(e) => Self::from(e),
-            _ => Self::new(502, "BadGatewayException", e.to_string()),
-        }
+        Self::unreadable_upstream("response", e)
     }
 }
 
 impl From<&crate::vending::VendError> for Refusal {
     fn from(e: &crate::vending::VendError) -> Self {
+        use crate::vending::VendError;
         match e {
-            crate::vending::VendError::Locations(404) => {
-                Self::new(404, "NoSuchTableException", "table does not exist upstream")
-            }
+            VendError::Locations(404) => Self::new(404, "NoSuchTableException", "table does not exist upstream"),
+            // the envelope's errors may quote the upstream's values (a secret key)
+            VendError::Envelope(_) => Self::unreadable_upstream("table response", e),
             _ => Self::new(502, "BadGatewayException", e.to_string()),
         }
     }

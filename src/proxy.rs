@@ -14,7 +14,7 @@ use crate::inspect::{self, RequestBody};
 use crate::outbound::Outbound;
 use crate::policy::authorize;
 use crate::state::{DecisionState, Shared};
-use crate::upstream_calls::{send, table_locations, upstream_says_missing};
+use crate::upstream_calls::{self, send, table_locations, upstream_says_missing};
 use crate::{accept, audit, identity};
 use crate::{rewrite, vending};
 use bytes::Bytes;
@@ -46,7 +46,7 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<i
             let (method, target) = record.request.clone().unwrap_or_default();
             let refusal = stop.refusal.with_explain_hint(
                 record.user.as_deref().unwrap_or_default(),
-                record.groups.as_deref().unwrap_or_default(),
+                &record.identity_groups,
                 record.active_roles_header.as_deref(),
                 &method,
                 &target,
@@ -98,6 +98,7 @@ async fn pipeline(
     let (mut parts, body) = request.into_parts();
 
     // accept
+    accept::check_framing(&parts.headers, peer.framing.seen()).map_err(|r| Stop::plain(r, None))?;
     accept::strip_hop_by_hop(&mut parts.headers);
     // HTTP/2 always carries `:scheme` and `:authority`, so only an HTTP/1 target can be absolute.
     if parts.version < http::Version::HTTP_2 && parts.uri.scheme().is_some() {
@@ -126,6 +127,7 @@ async fn pipeline(
         .map_err(|e| Stop::plain(Refusal::from(&e), None))?;
     record.user = Some(principal.user.clone());
     record.groups = Some(principal.groups.clone());
+    record.identity_groups.clone_from(&principal.groups);
     if let Some(capture) = &mut record.shadow {
         capture.principal = Some(principal.clone());
         capture.active_roles = parts.headers.get("x-gravitino-active-roles").map(|v| v.as_bytes().to_vec());
@@ -212,23 +214,35 @@ async fn pipeline(
     }
     // The table a create or register names in its body, for its credentials.
     let mut body_table: Option<String> = None;
+    // The table a stage-create stages, whose assigned location is remembered from the answer.
+    let mut stage_create: Option<crate::iceberg::TableIdent> = None;
     // The ownership changes the request makes if the upstream carries it out (DESIGN.md §4).
     let mut ownership = crate::owners::plan::changes(route, catalog, None);
     if let RequestBody::Buffered(bytes) = &body {
         let rules = decide::name_rules(snap, settings, catalog);
         let parsed =
             iceberg_body::inspect(route, bytes, &rules).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
-        decide::authorize_body_stage(
-            snap,
-            &subject,
-            route,
-            &request,
-            &parsed,
-            crate::policy::authorize::Facts::default(),
-        )?;
+        // what only the upstream knows, asked before the decision that reads it
+        let questions = decide::questions(route, &parsed);
+        let caller_out = Outbound { query: "", ..base_out };
+        let staged = upstream_calls::staged_locations(
+            shared,
+            &parts.headers,
+            &caller_out,
+            (route, catalog),
+            &questions.staged_locations,
+        )
+        .await;
+        let facts = crate::policy::authorize::Facts { staged_locations: &staged };
+        decide::authorize_body_stage(snap, &subject, route, &request, &parsed, facts)?;
+        upstream_calls::check_collisions(shared, &parts.headers, route, &questions.collisions).await?;
         ownership = crate::owners::plan::changes(route, catalog, Some(&parsed));
         if let iceberg_body::Body::CreateTable { name, .. } | iceberg_body::Body::RegisterTable { name } = &parsed {
             body_table = Some(name.clone());
+        }
+        if let iceberg_body::Body::CreateTable { name, stage_create: true, .. } = &parsed {
+            stage_create =
+                route.namespace.clone().and_then(|ns| crate::iceberg::TableIdent::new(ns, name.clone()).ok());
         }
         if let iceberg_body::Body::SignRequest(sign) = &parsed {
             let table = vending::table_path(route, None).unwrap_or_default();
@@ -283,6 +297,7 @@ async fn pipeline(
     let vend = action.zip(table_path.as_deref()).map(|(action, table_path)| Vend {
         action,
         table_path,
+        staged: stage_create.as_ref().map(|table| (catalog, table)),
         caller: vending::Caller {
             user: &principal.user,
             active_roles: &active_roles,
@@ -318,6 +333,8 @@ struct Vend<'a> {
     action: Action,
     /// The table's path after the base path (for a create, the table it creates).
     table_path: &'a str,
+    /// A stage-create's catalog and table: the location in the answer is remembered.
+    staged: Option<(&'a str, &'a crate::iceberg::TableIdent)>,
     caller: vending::Caller<'a>,
 }
 
@@ -355,6 +372,9 @@ async fn forward_token_request(
         .map_err(|e| Stop::plain(Refusal::new(502, "BadGatewayException", e.to_string()), None))?;
     let response = shared.upstream.send(request).await.map_err(|e| Stop::plain(Refusal::from(&e), None))?;
     let (mut head, body) = response.into_parts();
+    if head.status.is_redirection() && head.status != StatusCode::NOT_MODIFIED {
+        return Err(Stop::plain(Refusal::upstream_redirect(head.status.as_u16()), None));
+    }
     accept::strip_hop_by_hop(&mut head.headers);
     head.headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(Response::from_parts(head, body.map_err(|e| Box::new(e) as crate::forward::BoxError).boxed()))
@@ -378,6 +398,13 @@ async fn rewrite_response(
         head.headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     let fail = |e: rewrite::RewriteError| Stop::plain(Refusal::from(&e), Some(op));
+    // A redirect could send the client around icegate; `304 Not Modified` has no body.
+    if head.status.is_redirection() && head.status != StatusCode::NOT_MODIFIED {
+        return Err(Stop::plain(Refusal::upstream_redirect(head.status.as_u16()), Some(op)));
+    }
+    // Every success of an inspected operation is inspected, whatever its 2xx status (an
+    // upstream answering 203 or 206 gets no pass for it, DESIGN.md §7).
+    let success = head.status.is_success();
     let kind = ListKind::for_operation(op);
     let rewritten: Option<Bytes> = if head.status.is_client_error() || head.status.is_server_error() {
         let (bytes, replaced) = rewrite::strip_stack(rewrite::collect(body).await.map_err(fail)?, head.status);
@@ -385,7 +412,7 @@ async fn rewrite_response(
             head.headers.insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
         }
         Some(bytes)
-    } else if let (Some(kind), true) = (kind, head.status == StatusCode::OK) {
+    } else if let (Some(kind), true) = (kind, success) {
         let first = rewrite::collect(body).await.map_err(fail)?;
         if let Some(capture) = &mut record.shadow {
             capture.list_response = Some(first.clone());
@@ -417,11 +444,16 @@ async fn rewrite_response(
         let filtered = rewrite::filter_list(read, first, visible, fetch, seal).await.map_err(fail)?;
         record.hidden_entries = filtered.hidden;
         Some(Bytes::from(filtered.body))
-    } else if op == OperationId::GetConfig && head.status == StatusCode::OK {
+    } else if op == OperationId::GetConfig && success {
         let bytes = rewrite::collect(body).await.map_err(fail)?;
         Some(rewrite::clean_config(&bytes, &shared.config.credentials.secret_config_keys).map_err(fail)?)
-    } else if let (Some(vend), true) = (vend, head.status == StatusCode::OK) {
+    } else if let (Some(vend), true) = (vend, success) {
         let bytes = rewrite::collect(body).await.map_err(fail)?;
+        if let Some((catalog, table)) = vend.staged
+            && let Some(location) = crate::staged::assigned_location(&bytes)
+        {
+            shared.staged.remember(vend.caller.user, catalog, table, location);
+        }
         let lookup = Outbound { path: vend.table_path, query: "", strip_delegation: true, ..*out };
         let locations = || table_locations(shared, caller, &lookup);
         let (chunks, done) = shared

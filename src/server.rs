@@ -9,6 +9,7 @@
 
 use crate::config::Limits;
 use crate::forward::Body;
+use crate::framing::{Ambiguity, FramingIo};
 use crate::identity::Peer;
 use crate::idle::{Activity, IdleIo};
 use crate::state::Shared;
@@ -105,6 +106,7 @@ pub async fn serve_connections<H, F>(
         // A connection that sends nothing is closed (crate::idle).
         let activity = Activity::new(first_request, idle);
         let stream = IdleIo::new(stream, activity.clone());
+        let framing = Arc::new(Ambiguity::default());
         // The service of one connection: its peer (and verified client certificate) is fixed.
         let service = move |peer: Arc<Peer>| {
             service_fn(move |request| {
@@ -125,14 +127,17 @@ pub async fn serve_connections<H, F>(
         tokio::spawn(async move {
             let outcome = match acceptor {
                 None => {
-                    let service = service(Arc::new(Peer::plain(peer.ip())));
+                    let service =
+                        service(Arc::new(Peer { ip: peer.ip(), client_cert: None, framing: framing.clone() }));
+                    let stream = FramingIo::new(stream, framing);
                     watcher.watch(builder.serve_connection(TokioIo::new(stream), service).into_owned()).await
                 }
                 Some(acceptor) => match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
                     Ok(Ok(tls)) => {
                         let client_cert =
                             tls.get_ref().1.peer_certificates().and_then(|c| c.first()).map(|c| Arc::new(c.to_vec()));
-                        let service = service(Arc::new(Peer { ip: peer.ip(), client_cert }));
+                        let service = service(Arc::new(Peer { ip: peer.ip(), client_cert, framing: framing.clone() }));
+                        let tls = FramingIo::new(tls, framing);
                         watcher.watch(builder.serve_connection(TokioIo::new(tls), service).into_owned()).await
                     }
                     Ok(Err(e)) => {

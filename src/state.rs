@@ -49,6 +49,8 @@ pub struct Shared {
     pub metrics: crate::metrics::Metrics,
     /// The ownership store (DESIGN.md §4); its index is published in `state`.
     pub owners: Arc<crate::owners::Owners>,
+    /// The locations stage-create responses carried (DESIGN.md §4 updateTable).
+    pub staged: crate::staged::StagedLocations,
 }
 
 impl Shared {
@@ -85,6 +87,9 @@ impl Shared {
             owners,
             audit: crate::audit::Audit::new(sink),
             vending: crate::vending::Vending::new(config.credentials.clone()),
+            staged: crate::staged::StagedLocations::new(std::time::Duration::from_secs(
+                config.owners.staged_location_seconds,
+            )),
             state: ArcSwap::from_pointee(DecisionState {
                 snapshot: Arc::new(snapshot),
                 generation: 1,

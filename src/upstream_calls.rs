@@ -1,10 +1,13 @@
 //! The requests icegate sends upstream on its own behalf or the caller's, outside the one
-//! forwarded request: the existence HEAD of 403-or-404, and the table load that tells a sign or
-//! credentials check where the table's data lives.
+//! forwarded request: the existence HEAD of 403-or-404, the table load that tells a sign or
+//! credentials check where the table's data lives, the existence checks of names about to be
+//! created, and the stage-create that tells where the upstream places a staged table.
 
-use crate::decide::Stop;
+use crate::decide::{Collision, Stop};
 use crate::error::Refusal;
 use crate::forward::Body;
+use crate::iceberg::TableIdent;
+use crate::iceberg::path::encode;
 use crate::iceberg::routes::Route;
 use crate::outbound::{self, Outbound};
 use crate::state::Shared;
@@ -75,4 +78,128 @@ pub async fn table_locations(
     let locations = vending::locations_of(body)?;
     shared.vending.remember_locations(lookup.path, Arc::clone(&locations));
     Ok(locations)
+}
+
+/// `/v1` and the route's prefix: where a catalog's routes start, after the base path.
+fn catalog_base(route: &Route) -> String {
+    match &route.prefix {
+        Some(prefix) => format!("/v1/{}", encode(prefix)),
+        None => "/v1".to_owned(),
+    }
+}
+
+/// A namespace as a path segment: levels encoded and joined with `%1F`.
+fn namespace_segment(levels: &[String]) -> String {
+    levels.iter().map(|l| encode(l)).collect::<Vec<_>>().join("%1F")
+}
+
+/// What the upstream said about whether an object exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Existence {
+    Exists,
+    Missing,
+    /// Any other answer, or none: icegate cannot tell.
+    Unknown,
+}
+
+/// A HEAD of `path` with the caller's credentials: 2xx exists, 404 missing, anything else
+/// unknown.
+async fn exists(shared: &Shared, caller: &HeaderMap, path: &str) -> Existence {
+    let head = http::Method::HEAD;
+    let out = Outbound { method: &head, path, query: "", user: "", active_roles: None, strip_delegation: true };
+    let empty = Empty::new().map_err(|never| match never {}).boxed();
+    match send(shared, &strip_idempotency(caller), &out, empty).await {
+        Ok(r) if r.status().is_success() => Existence::Exists,
+        Ok(r) if r.status() == StatusCode::NOT_FOUND => Existence::Missing,
+        _ => Existence::Unknown,
+    }
+}
+
+/// DESIGN.md §4 "One name, one kind, one level": a name that is both a table (or view) and a
+/// child namespace of one namespace shares one storage directory, so creating the second is
+/// 409; when the upstream cannot say, 503 and nothing is forwarded.
+pub async fn check_collisions(
+    shared: &Shared,
+    caller: &HeaderMap,
+    route: &Route,
+    collisions: &[Collision],
+) -> Result<(), Stop> {
+    let base = catalog_base(route);
+    let op = Some(route.operation);
+    for collision in collisions {
+        let (paths, created, existing) = match collision {
+            Collision::NamespaceOverTableOrView(namespace) => {
+                let Some((last, parent)) = namespace.levels().split_last() else { continue };
+                let parent = format!("{base}/namespaces/{}", namespace_segment(parent));
+                let paths =
+                    vec![format!("{parent}/tables/{}", encode(last)), format!("{parent}/views/{}", encode(last))];
+                (paths, format!("namespace `{namespace}`"), "a table or view of that name")
+            }
+            Collision::ObjectOverNamespace(ident) => {
+                let mut levels = ident.namespace.levels().to_vec();
+                levels.push(ident.name.clone());
+                let paths = vec![format!("{base}/namespaces/{}", namespace_segment(&levels))];
+                (paths, format!("`{ident}`"), "a namespace of that name")
+            }
+        };
+        for path in paths {
+            match exists(shared, caller, &path).await {
+                Existence::Missing => {}
+                Existence::Exists => return Err(Stop::plain(Refusal::collides(&created, existing), op)),
+                Existence::Unknown => return Err(Stop::plain(Refusal::collision_unknown(&created), op)),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The locations the upstream assigned to the caller's stage-creates of `tables`: remembered
+/// from the stage-create responses icegate relayed, else asked again with a stage-create of the
+/// same table, which persists nothing. A table the upstream says nothing about is left out (its
+/// `set-location` then counts as an explicit location).
+pub async fn staged_locations(
+    shared: &Shared,
+    caller: &HeaderMap,
+    out: &Outbound<'_>,
+    (route, catalog): (&Route, &str),
+    tables: &[TableIdent],
+) -> Vec<(TableIdent, String)> {
+    let mut found = Vec::with_capacity(tables.len());
+    for table in tables {
+        let location = match shared.staged.recall(out.user, catalog, table) {
+            Some(location) => Some(location),
+            None => restage(shared, caller, out, route, table).await,
+        };
+        if let Some(location) = location {
+            found.push((table.clone(), location));
+        }
+    }
+    found
+}
+
+/// A stage-create of `table` with an empty schema, for the location the upstream assigns.
+async fn restage(
+    shared: &Shared,
+    caller: &HeaderMap,
+    out: &Outbound<'_>,
+    route: &Route,
+    table: &TableIdent,
+) -> Option<String> {
+    let path = format!("{}/namespaces/{}/tables", catalog_base(route), namespace_segment(table.namespace.levels()));
+    let body = serde_json::json!({
+        "name": table.name,
+        "schema": {"type": "struct", "schema-id": 0, "fields": []},
+        "stage-create": true,
+    });
+    let post = http::Method::POST;
+    let stage = Outbound { method: &post, path: &path, query: "", strip_delegation: true, ..*out };
+    let mut headers = strip_idempotency(caller);
+    headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    let body = http_body_util::Full::new(bytes::Bytes::from(body.to_string())).map_err(|never| match never {}).boxed();
+    let response = send(shared, &headers, &stage, body).await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let bytes = rewrite::collect(response.into_body()).await.ok()?;
+    crate::staged::assigned_location(&bytes)
 }

@@ -66,6 +66,10 @@ pub struct Record {
     /// (the target may carry a page token).
     #[serde(skip)]
     pub request: Option<(String, String)>,
+    /// The groups the caller's identity gave, for the explain hint of a denial (which names
+    /// nothing from the policy, so not `groups`, which adds the policy's); not written.
+    #[serde(skip)]
+    pub identity_groups: Vec<String>,
     /// What the shadow decision needs, when a candidate is configured; not written.
     #[serde(skip)]
     pub shadow: Option<crate::shadow::Capture>,

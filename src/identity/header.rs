@@ -18,7 +18,8 @@ pub(super) fn recognize(
         return Ok(Recognized::No);
     }
     if !config.trusted_peers.contains(&peer) {
-        return Err(IdentityError::UntrustedPeer(config.user_header.clone()));
+        let (user, groups) = (config.user_header.clone(), config.groups_header.clone());
+        return Err(IdentityError::UntrustedPeer { user, groups });
     }
     // A hop that appends instead of replacing would leave the caller's own value beside its own;
     // either could be the one meant, so neither is taken.

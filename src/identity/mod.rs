@@ -25,8 +25,8 @@ pub enum IdentityError {
     Missing(&'static str),
     #[error("invalid credential: {0}")]
     Invalid(String),
-    #[error("identity header `{0}` is accepted only from a trusted peer")]
-    UntrustedPeer(String),
+    #[error("identity headers `{user}` and `{groups}` are accepted only from a trusted peer")]
+    UntrustedPeer { user: String, groups: String },
 }
 
 /// What a provider made of a request.
@@ -44,15 +44,22 @@ enum Recognized {
 pub struct Peer {
     pub ip: IpAddr,
     pub client_cert: Option<std::sync::Arc<Vec<u8>>>,
+    /// Whether the connection sent a head with ambiguous framing ([`crate::framing`]).
+    pub framing: std::sync::Arc<crate::framing::Ambiguity>,
 }
 
 impl Peer {
     pub fn plain(ip: IpAddr) -> Self {
-        Self { ip, client_cert: None }
+        Self { ip, client_cert: None, framing: std::sync::Arc::default() }
     }
 }
 
 pub async fn identify(config: &Identity, headers: &HeaderMap, peer: &Peer) -> Result<Principal, IdentityError> {
+    // A spoofing attempt is refused whatever the order of the providers (DESIGN.md §6), never
+    // ignored in favour of another credential the request also carries.
+    if config.providers.contains(&Provider::Header) && !config.header.trusted_peers.contains(&peer.ip) {
+        refuse_identity_headers(config, headers)?;
+    }
     for provider in &config.providers {
         let outcome = match provider {
             Provider::Simple => simple::recognize(headers)?,
@@ -66,15 +73,18 @@ pub async fn identify(config: &Identity, headers: &HeaderMap, peer: &Peer) -> Re
         }
     }
     // Identity headers from a peer no header provider trusts are refused, not ignored.
-    if !config.providers.contains(&Provider::Header) {
-        for name in [&config.header.user_header, &config.header.groups_header] {
-            if headers.contains_key(name.as_str()) {
-                return Err(IdentityError::UntrustedPeer(name.clone()));
-            }
-        }
-    }
+    refuse_identity_headers(config, headers)?;
     let hint = if config.providers.contains(&Provider::Jwt) { " or `Authorization: Bearer <JWT>`" } else { "" };
     Err(IdentityError::Missing(hint))
+}
+
+/// 401 when the request carries the `header` provider's user or groups header.
+fn refuse_identity_headers(config: &Identity, headers: &HeaderMap) -> Result<(), IdentityError> {
+    let (user, groups) = (&config.header.user_header, &config.header.groups_header);
+    if headers.contains_key(user.as_str()) || headers.contains_key(groups.as_str()) {
+        return Err(IdentityError::UntrustedPeer { user: user.clone(), groups: groups.clone() });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -132,13 +142,18 @@ mod tests {
         let p = identify(&c, &h, LOCAL).unwrap();
         assert_eq!((p.user.as_str(), p.groups.clone()), ("carol", vec!["hr".to_owned(), "eng".to_owned()]));
         let other: IpAddr = "10.0.0.9".parse().unwrap();
-        assert!(matches!(identify(&c, &h, other), Err(IdentityError::UntrustedPeer(_))));
+        assert!(matches!(identify(&c, &h, other), Err(IdentityError::UntrustedPeer { .. })));
+        // whatever the order of the providers, and whatever other credential comes with it
+        let c = config(vec![Provider::Simple, Provider::Header]);
+        let h = headers(&[("x-forwarded-groups", "admins"), ("authorization", "Basic Ym9i")]);
+        assert!(matches!(identify(&c, &h, other), Err(IdentityError::UntrustedPeer { .. })));
+        assert_eq!(identify(&c, &h, LOCAL).unwrap().user, "bob", "a trusted hop's headers do not block simple");
         // a simple-only setup refuses spoofed identity headers outright
         let c = config(vec![Provider::Simple]);
         let h = headers(&[("x-forwarded-user", "admin"), ("authorization", "Basic Ym9i")]);
         assert_eq!(identify(&c, &h, LOCAL).unwrap().user, "bob", "a valid credential decides first");
         let h = headers(&[("x-forwarded-user", "admin")]);
-        assert!(matches!(identify(&c, &h, LOCAL), Err(IdentityError::UntrustedPeer(_))));
+        assert!(matches!(identify(&c, &h, LOCAL), Err(IdentityError::UntrustedPeer { .. })));
     }
 
     #[test]

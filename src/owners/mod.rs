@@ -59,11 +59,22 @@ pub struct Config {
     /// How often pending intents are reconciled and the store re-read (changes by other
     /// replicas or `icegate owners`, when no notification arrived).
     pub poll_interval_seconds: u64,
+    /// How long the location the upstream assigned to a stage-create is remembered, for the
+    /// commit of that staged create (DESIGN.md §4 updateTable).
+    pub staged_location_seconds: u64,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Self { store: None, path: None, url: None, url_file: None, timeout_ms: 2000, poll_interval_seconds: 5 }
+        Self {
+            store: None,
+            path: None,
+            url: None,
+            url_file: None,
+            timeout_ms: 2000,
+            poll_interval_seconds: 5,
+            staged_location_seconds: 24 * 3600,
+        }
     }
 }
 

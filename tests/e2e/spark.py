@@ -9,6 +9,7 @@ on the same icegate, each with its own basic-auth user and `X-Gravitino-Active-R
   lab     bob, no header, `prefix=dev`            dev (where engineers may create schemas)
   ana     alice, narrowed to `analyst`            prod
   unheld  bi-service, asking for `engineer`       prod (bi-service holds only `analyst`)
+  etl     bob, narrowed to `etl`                  prod (CREATE_TABLE and MODIFY_TABLE in staging)
 
 Every check prints one line; the error text a Spark user sees for a refusal is printed and
 must carry icegate's own message. Exits non-zero if any check fails.
@@ -84,9 +85,10 @@ def refused(label, sql, *needles):
 
 # Setup, as the catalog's own administrator (not through icegate): prod's `sales` schema exists
 # (engineers may not create schemas in prod, clients.py starts the same way).
-req = urllib.request.Request(f"{CATALOG}/v1/namespaces", data=b'{"namespace":["sales"]}', method="POST",
-                             headers={"Content-Type": "application/json"})
-urllib.request.urlopen(req).read()
+for ns in ("sales", "staging"):
+    req = urllib.request.Request(f"{CATALOG}/v1/namespaces", data=b'{"namespace":["%s"]}' % ns.encode(),
+                                 method="POST", headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(req).read()
 
 started = time.monotonic()
 builder = (
@@ -106,7 +108,8 @@ builder = (
             f"-Dlog4j2.configurationFile=file:{HERE}/spark/log4j2.properties -XX:+UseSerialGC -XX:TieredStopAtLevel=1")
 )
 for conf in (rest_catalog("eng", "bob"), rest_catalog("lab", "bob", prefix="dev"),
-             rest_catalog("ana", "alice", roles="analyst"), rest_catalog("unheld", "bi-service", roles="engineer")):
+             rest_catalog("ana", "alice", roles="analyst"), rest_catalog("unheld", "bi-service", roles="engineer"),
+             rest_catalog("etl", "bob", roles="etl")):
     for k, v in conf.items():
         builder = builder.config(k, v)
 spark = builder.getOrCreate()
@@ -136,6 +139,22 @@ try:
     spark.sql("CREATE TABLE eng.sales.salaries (name STRING, amount BIGINT) USING iceberg")
     listed = sorted(r[1] for r in rows("SHOW TABLES IN eng.sales"))
     step("bob's SHOW TABLES IN sales lists both tables", listed == ["events", "salaries"], str(listed))
+
+    # CTAS by a job that may create tables but owns no schema (bob narrowed to `etl`): Spark
+    # stages the create, writes the rows, then commits with the location the stage-create
+    # returned, which icegate allows because the upstream assigned it (DESIGN.md §4).
+    spark.sql("CREATE TABLE etl.staging.daily USING iceberg AS SELECT id, item FROM eng.sales.events")
+    got = rows("SELECT id, item FROM etl.staging.daily ORDER BY id")
+    step("bob narrowed to etl creates staging.daily with CTAS and reads its 3 rows",
+         got == [(1, "tea"), (2, "jam"), (3, "oat")], str(got))
+    # Placing data is for owners: a LOCATION of its own choosing (another table's directory)
+    events = rows("DESCRIBE TABLE EXTENDED eng.sales.events")
+    events_location = next((r[1] for r in events if r[0] == "Location"), None)
+    refused("bob narrowed to etl cannot CTAS into another table's location (not an owner)",
+            f"CREATE TABLE etl.staging.sneaky USING iceberg LOCATION '{events_location}' AS SELECT 1 AS id",
+            "ForbiddenException", "not authorized to createTable")
+    got = rows("SELECT count(*) FROM eng.sales.events")[0][0]
+    step("sales.events kept its 3 rows", got == 3, f"{got} rows")
 
     # The analyst: alice narrowed with header.X-Gravitino-Active-Roles=analyst.
     got = rows("SELECT id, item FROM ana.sales.events ORDER BY id")

@@ -51,6 +51,12 @@ impl Reply {
         Self::json(200, serde_json::json!({}))
     }
 
+    /// A catalog where nothing exists yet but every other request succeeds: `HEAD` is 404 (so
+    /// the existence checks icegate makes before a create find no collision), the rest `{}` 200.
+    pub fn empty_catalog(r: &Recorded) -> Self {
+        if r.method == "HEAD" { Self::raw(404, "") } else { Self::ok() }
+    }
+
     pub fn with(mut self, name: &'static str, value: &'static str) -> Self {
         self.headers.push((name, value));
         self
@@ -124,6 +130,14 @@ impl FakeUpstream {
 
     pub fn requests(&self) -> Vec<Recorded> {
         self.log.lock().unwrap().clone()
+    }
+
+    /// The one request forwarded, after any `HEAD`s icegate sent to check names first.
+    pub fn only_forwarded(&self) -> Recorded {
+        let all = self.requests();
+        let (heads, rest): (Vec<_>, Vec<_>) = all.into_iter().partition(|r| r.method == "HEAD");
+        assert_eq!(rest.len(), 1, "expected exactly one forwarded request, got {rest:#?} after {heads:#?}");
+        rest.into_iter().next().unwrap()
     }
 
     /// The one request received.

@@ -10,7 +10,7 @@ const LOAD_ORDERS: &str = "/v1/prod/namespaces/sales/tables/orders";
 
 /// A fake catalog answering `{}` 200 to everything, and icegate in front of it.
 async fn setup() -> (FakeUpstream, crate::fake_upstream::Gate) {
-    setup_with(|_| Reply::ok(), |_| {}).await
+    setup_with(Reply::empty_catalog, |_| {}).await
 }
 
 async fn setup_with(
@@ -333,7 +333,7 @@ async fn a_valid_create_table_body_is_forwarded_byte_for_byte() {
     let body = br#"{ "name" : "t2",  "schema": {"type":"struct","fields":[]} , "properties":{"a":"1.0e3"} }"#;
     let a = create(&g, &[("content-type", "application/json")], body).await;
     assert_eq!(a.status, 200, "{}", a.text());
-    let r = up.only();
+    let r = up.only_forwarded();
     assert_eq!((r.method.as_str(), r.target.as_str()), ("POST", CREATE));
     assert_eq!(&r.body[..], &body[..]);
     assert_eq!(a.headers.get("cache-control").map(|v| v.to_str().unwrap()), Some("no-store"));
@@ -816,7 +816,7 @@ async fn a_chunked_create_table_body_is_forwarded_whole() {
     );
     let out = raw(g.addr, request.as_bytes(), Duration::from_secs(2)).await;
     assert!(out.starts_with("HTTP/1.1 200"), "{out}");
-    let r = up.only();
+    let r = up.only_forwarded();
     assert_eq!(&r.body[..], body.as_bytes());
     assert!(r.header("transfer-encoding").is_none() || r.header("content-length").is_none());
 }

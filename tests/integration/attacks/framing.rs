@@ -12,6 +12,7 @@ use std::time::Duration;
 
 const CREATE: &str = "/v1/prod/namespaces/sales/tables";
 const BODY: &str = r#"{"name":"t","schema":{"type":"struct","fields":[]}}"#;
+const COLLISION_CHECK: &str = "/v1/prod/namespaces/sales%1Ft";
 
 /// A smuggled second request, as it would look hidden in a body: dave may not load `salaries`.
 fn smuggled() -> String {
@@ -35,7 +36,9 @@ fn chunked(body: &str) -> String {
 
 /// No request reached the upstream other than creates of `t` (never the smuggled load).
 fn assert_nothing_smuggled(lab: &Lab) {
-    for r in lab.up.requests() {
+    // the HEAD icegate sends before a create, for a namespace of the new table's name
+    let collision_check = |r: &crate::fake_upstream::Recorded| r.method == "HEAD" && r.target == COLLISION_CHECK;
+    for r in lab.up.requests().into_iter().filter(|r| !collision_check(r)) {
         assert_eq!(r.target, CREATE, "smuggled: {r:#?}");
         assert_eq!(r.body, BODY.as_bytes(), "{r:#?}");
     }
@@ -122,7 +125,7 @@ async fn chunk_extensions_are_ignored_and_bad_chunks_refused() {
     )
     .await;
     assert_eq!(status_of(&out), 200, "{out}");
-    assert_eq!(lab.up.only().body, BODY.as_bytes());
+    assert_eq!(lab.up.only_forwarded().body, BODY.as_bytes());
     // malformed chunk sizes and a size that lies about the data
     for body in [
         format!("zz\r\n{BODY}\r\n0\r\n\r\n"),
@@ -139,7 +142,7 @@ async fn chunk_extensions_are_ignored_and_bad_chunks_refused() {
         .await;
         assert!(matches!(status_of(&out), 400 | 413) || out.is_empty(), "{} -> {out}", &body[..20]);
     }
-    assert_eq!(lab.up.requests().len(), 1);
+    assert_eq!(lab.up.requests().iter().filter(|r| r.method != "HEAD").count(), 1);
 }
 
 #[tokio::test]
@@ -192,7 +195,7 @@ async fn http_1_0_and_pipelined_requests_are_each_authorized() {
     )
     .await;
     assert!(out.contains(" 403 "), "{out}");
-    assert_eq!(lab.up.requests().len(), 1);
+    assert_eq!(lab.up.requests().iter().filter(|r| r.method != "HEAD").count(), 1);
 }
 
 /// An upstream that keeps the raw bytes of what it receives for `wait`, then answers `{}`.

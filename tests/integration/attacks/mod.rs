@@ -14,6 +14,7 @@ mod headers;
 mod jwt;
 mod paths;
 mod responses;
+mod seams;
 
 use crate::fake_upstream::{Answer, FakeUpstream, Gate, Recorded, Reply, basic, gate, send};
 
@@ -28,17 +29,26 @@ pub struct Lab {
 }
 
 impl Lab {
-    /// A catalog answering `{}` 200 to everything.
+    /// A catalog where nothing exists yet: `{}` 200 to everything but `HEAD` (404).
     pub async fn new() -> Self {
-        Self::with(|_| Reply::ok(), |_| {}).await
+        Self::with(Reply::empty_catalog, |_| {}).await
     }
 
     pub async fn with(
         script: impl Fn(&Recorded) -> Reply + Send + Sync + 'static,
         tweak: impl FnOnce(&mut icegate::config::Config),
     ) -> Self {
+        Self::with_policy(POLICY, script, tweak).await
+    }
+
+    /// As [`Lab::with`], with another policy.
+    pub async fn with_policy(
+        policy: &str,
+        script: impl Fn(&Recorded) -> Reply + Send + Sync + 'static,
+        tweak: impl FnOnce(&mut icegate::config::Config),
+    ) -> Self {
         let up = FakeUpstream::start(script).await;
-        let gate = gate(&up.url(""), POLICY, tweak).await;
+        let gate = gate(&up.url(""), policy, tweak).await;
         Self { up, gate }
     }
 
