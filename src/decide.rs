@@ -420,14 +420,20 @@ pub enum Collision {
     ObjectOverNamespace(TableIdent),
 }
 
-/// The questions `body` raises (see [`Questions`]).
-pub fn questions(route: &Route, body: &body::Body) -> Questions {
+/// The questions `body` raises (see [`Questions`]). A staged create's location is asked only
+/// for a caller who may create that table: for anyone else the answer could not change the
+/// decision, and icegate asks by sending a stage-create on the caller's behalf.
+pub fn questions(
+    snap: &Snapshot,
+    subject: &Subject<'_>,
+    request: &authorize::Request<'_>,
+    body: &body::Body,
+) -> Questions {
+    let route_ns = request.namespace;
     use body::Body as B;
     let mut q = Questions::default();
-    let in_path = |name: &str| {
-        let namespace = route.namespace.clone()?;
-        TableIdent::new(namespace, name.to_owned()).ok()
-    };
+    let in_path = |name: &str| TableIdent::new(route_ns?.clone(), name.to_owned()).ok();
+    let may_create = |t: &TableIdent| authorize::may_create_table(snap, subject, request.catalog, t.namespace.levels());
     match body {
         B::CreateNamespace { namespace, .. } if namespace.parent().is_some() => {
             q.collisions.push(Collision::NamespaceOverTableOrView(namespace.clone()));
@@ -437,11 +443,11 @@ pub fn questions(route: &Route, body: &body::Body) -> Questions {
         }
         B::Rename { destination, .. } => q.collisions.push(Collision::ObjectOverNamespace(destination.clone())),
         B::UpdateTable(update) if update.asserts_create && !update.set_locations.is_empty() => {
-            q.staged_locations.extend(route.name.as_deref().and_then(in_path));
+            q.staged_locations.extend(request.name.and_then(in_path).filter(may_create));
         }
         B::CommitTransaction(changes) => {
             let staged = changes.iter().filter(|c| c.update.asserts_create && !c.update.set_locations.is_empty());
-            q.staged_locations.extend(staged.map(|c| c.identifier.clone()));
+            q.staged_locations.extend(staged.map(|c| c.identifier.clone()).filter(may_create));
         }
         _ => {}
     }

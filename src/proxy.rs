@@ -223,16 +223,11 @@ async fn pipeline(
         let parsed =
             iceberg_body::inspect(route, bytes, &rules).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
         // what only the upstream knows, asked before the decision that reads it
-        let questions = decide::questions(route, &parsed);
-        let caller_out = Outbound { query: "", ..base_out };
-        let staged = upstream_calls::staged_locations(
-            shared,
-            &parts.headers,
-            &caller_out,
-            (route, catalog),
-            &questions.staged_locations,
-        )
-        .await;
+        let questions = decide::questions(snap, &subject, &request, &parsed);
+        let asked = (route, catalog);
+        let staged =
+            upstream_calls::staged_locations(shared, &parts.headers, &base_out, asked, &questions.staged_locations)
+                .await;
         let facts = crate::policy::authorize::Facts { staged_locations: &staged };
         decide::authorize_body_stage(snap, &subject, route, &request, &parsed, facts)?;
         upstream_calls::check_collisions(shared, &parts.headers, route, &questions.collisions).await?;

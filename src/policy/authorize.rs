@@ -389,6 +389,14 @@ pub fn authorize_body<'a>(
     checks.finish()
 }
 
+/// Whether `subject` may create a table in `namespace` (createTable's rule): the stage-create
+/// icegate sends on a caller's behalf, to learn the location the upstream assigns, is sent only
+/// for a caller who could have sent it.
+pub fn may_create_table(snap: &Snapshot, subject: &Subject<'_>, catalog: &str, namespace: &[String]) -> bool {
+    let target = resolve(snap, subject, catalog, &Object::Namespace(namespace));
+    evaluate(snap, subject, &target, Rule::TableCreate.formula()).allowed
+}
+
 /// DESIGN.md §4 "Renames do not carry name-bound policy": a policy names objects, so a rename
 /// must not shed a DENY that names its source, nor land on a name that a grant or an owner
 /// entry names. Called after the privilege checks passed.

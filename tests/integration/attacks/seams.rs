@@ -212,6 +212,22 @@ async fn a_staged_commit_icegate_has_no_record_of_is_checked_against_a_new_stage
 }
 
 #[tokio::test]
+async fn no_stage_create_is_sent_for_a_caller_who_may_not_create_the_table() {
+    let lab = lab(|r: &Recorded| match (r.method.as_str(), r.target.as_str()) {
+        ("POST", CREATE) => staged_table("s3://lake/sales/fresh"),
+        _ => Reply::ok(),
+    })
+    .await;
+    // alice may modify tables in `sales` but not create them: asking on her behalf could not
+    // change the answer, and would send a create icegate did not authorize
+    let commit = json_body(
+        &json!({"requirements": [{"type": "assert-create"}], "updates": [{"action": "set-location", "location": "s3://lake/sales/fresh"}]}),
+    );
+    lab.call("alice", "POST", STAGED, &[], &commit).await.assert_error(403, "ForbiddenException");
+    lab.up.assert_untouched();
+}
+
+#[tokio::test]
 async fn finding_a_namespace_location_needs_the_catalog_owner() {
     let lab = lab(Reply::empty_catalog).await;
     let body = json_body(&json!({"namespace": ["reports"], "properties": {"location": "s3://lake/sales/orders"}}));
