@@ -447,7 +447,7 @@ async fn rewrite_response(
         if let Some((catalog, table)) = vend.staged
             && let Some(location) = crate::staged::assigned_location(&bytes)
         {
-            shared.staged.remember(vend.caller.user, catalog, table, location);
+            upstream_calls::remember_staged(shared, vend.caller.user, catalog, table, location).await;
         }
         let lookup = Outbound { path: vend.table_path, query: "", strip_delegation: true, ..*out };
         let locations = || table_locations(shared, caller, &lookup);

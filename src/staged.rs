@@ -2,7 +2,8 @@
 //! who may create a table but not place its data may still commit its staged create with the
 //! location the upstream chose for it (Spark's CTAS copies it from the stage-create response),
 //! and with no other. Remembered per caller and table from each stage-create response icegate
-//! relays, for a configured time.
+//! relays, for a configured time: here for this replica, and in the ownership store's database
+//! (when there is one) for every replica.
 
 use crate::iceberg::TableIdent;
 use rustc_hash::FxHashMap;
@@ -25,6 +26,11 @@ pub struct StagedLocations {
 impl StagedLocations {
     pub fn new(ttl: Duration) -> Self {
         Self { ttl, remembered: Mutex::new(FxHashMap::default()) }
+    }
+
+    /// How long a location is remembered.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
     }
 
     /// Records the location a stage-create response for `user` carried.
@@ -50,6 +56,11 @@ impl StagedLocations {
         let (at, location) = map.get(&(user.to_owned(), catalog.to_owned(), table.clone()))?;
         (at.elapsed() < self.ttl).then(|| location.clone())
     }
+}
+
+/// The Gravitino full name of `table` in `catalog`, as the ownership store keys objects.
+pub fn full_name(catalog: &str, table: &TableIdent) -> String {
+    format!("{catalog}.{}.{}", table.namespace.schema_name(), table.name)
 }
 
 /// `metadata.location` of a `LoadTableResult` (a stage-create's response); `None` when the

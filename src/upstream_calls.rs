@@ -154,8 +154,9 @@ pub async fn check_collisions(
 }
 
 /// The locations the upstream assigned to the caller's stage-creates of `tables`: remembered
-/// from the stage-create responses icegate relayed, else asked again with a stage-create of the
-/// same table, which persists nothing. A table the upstream says nothing about is left out (its
+/// from the stage-create responses icegate relayed (by this replica, or by any, through the
+/// ownership store), else asked again with a stage-create of the same table, which persists
+/// nothing. A table the upstream says nothing about is left out (its
 /// `set-location` then counts as an explicit location).
 pub async fn staged_locations(
     shared: &Shared,
@@ -166,10 +167,20 @@ pub async fn staged_locations(
 ) -> Vec<(TableIdent, String)> {
     let mut found = Vec::with_capacity(tables.len());
     for table in tables {
-        let location = match shared.staged.recall(out.user, catalog, table) {
-            Some(location) => Some(location),
-            None => restage(shared, caller, out, route, table).await,
-        };
+        let mut location = shared.staged.recall(out.user, catalog, table);
+        if location.is_none() {
+            // another replica may have relayed the stage-create
+            location = match shared.owners.recall_staged(out.user, &crate::staged::full_name(catalog, table)).await {
+                Ok(l) => l,
+                Err(e) => {
+                    tracing::warn!(error = %e, "the ownership store cannot say where a staged create was placed");
+                    None
+                }
+            };
+        }
+        if location.is_none() {
+            location = restage(shared, caller, out, route, table).await;
+        }
         if let Some(location) = location {
             found.push((table.clone(), location));
         }
@@ -202,4 +213,14 @@ async fn restage(
     }
     let bytes = rewrite::collect(response.into_body()).await.ok()?;
     crate::staged::assigned_location(&bytes)
+}
+
+/// Remembers the location a relayed stage-create answer carried, here and for every replica; a
+/// store that cannot be written costs only the other replicas' memory (they ask again).
+pub async fn remember_staged(shared: &Shared, user: &str, catalog: &str, table: &TableIdent, location: String) {
+    let full_name = crate::staged::full_name(catalog, table);
+    if let Err(e) = shared.owners.remember_staged(user, &full_name, &location, shared.staged.ttl()).await {
+        tracing::warn!(error = %e, table = %full_name, "the ownership store did not record a staged create's location");
+    }
+    shared.staged.remember(user, catalog, table, location);
 }

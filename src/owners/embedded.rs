@@ -38,7 +38,26 @@ pub const MIGRATIONS: &[&str] = &[
     // 2: a counter every change of `owners` increments, so replicas tell when to re-read
     "CREATE TABLE owners_generation (n BIGINT NOT NULL);
     INSERT INTO owners_generation (n) VALUES (0);",
+    // 3: the location the upstream assigned to each caller's stage-create (DESIGN.md §4
+    // updateTable), so that any replica can check the commit of a staged create
+    "CREATE TABLE staged_locations (
+        user_name TEXT NOT NULL,
+        full_name TEXT NOT NULL,
+        location TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        PRIMARY KEY (user_name, full_name)
+    );",
 ];
+
+/// The statements of the staged locations, for both stores (SQLite reads `$N` as the N-th
+/// parameter too). Expired rows go when a new one is written; RFC 3339 times of one format
+/// compare as text.
+pub const REMEMBER_STAGED: &str = "INSERT INTO staged_locations (user_name, full_name, location, expires_at)
+     VALUES ($1, $2, $3, $4)
+     ON CONFLICT (user_name, full_name) DO UPDATE SET location = excluded.location, expires_at = excluded.expires_at";
+pub const FORGET_EXPIRED_STAGED: &str = "DELETE FROM staged_locations WHERE expires_at < $1";
+pub const RECALL_STAGED: &str =
+    "SELECT location FROM staged_locations WHERE user_name = $1 AND full_name = $2 AND expires_at > $3";
 
 /// An intent as stored: `[op, object_type, full_name, path, user_name]`, the rename's
 /// destination, and `confirmable`.
@@ -277,6 +296,25 @@ impl Embedded {
         self.conn.pragma_query_value(None, "data_version", |r| r.get(0)).map_err(db)
     }
 
+    /// Records the location a stage-create answer carried, until `expires_at`.
+    pub fn remember_staged(
+        &mut self,
+        user: &str,
+        full_name: &str,
+        location: &str,
+        (now, expires_at): (&str, &str),
+    ) -> Result<(), OwnersError> {
+        let tx = self.conn.transaction().map_err(db)?;
+        tx.execute(FORGET_EXPIRED_STAGED, params![now]).map_err(db)?;
+        tx.execute(REMEMBER_STAGED, params![user, full_name, location, expires_at]).map_err(db)?;
+        tx.commit().map_err(db)
+    }
+
+    /// The location `user`'s stage-create of `full_name` was assigned, unless expired.
+    pub fn recall_staged(&self, user: &str, full_name: &str, now: &str) -> Result<Option<String>, OwnersError> {
+        self.conn.query_row(RECALL_STAGED, params![user, full_name, now], |r| r.get(0)).optional().map_err(db)
+    }
+
     /// One record's owner.
     pub fn get(&self, kind: Kind, full_name: &str) -> Result<Option<String>, OwnersError> {
         self.conn
@@ -304,6 +342,29 @@ mod tests {
 
     fn create(name: &str, user: &str) -> Intent {
         Intent { change: Change::Create(table(name)), user: user.into(), confirmable: true }
+    }
+
+    #[test]
+    fn staged_locations_are_recalled_per_user_and_table_until_they_expire() {
+        let dir = std::env::temp_dir().join(format!("icegate-embedded-staged-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut store = Embedded::open(&dir.join("owners.db"), Duration::from_millis(100)).unwrap();
+        let (t0, t1, t2) = ("2026-12-03T10:00:00.000Z", "2026-12-03T11:00:00.000Z", "2026-12-03T12:00:00.000Z");
+        store.remember_staged("carl", "prod.sales.t", "s3://lake/sales/t", (t0, t1)).unwrap();
+        assert_eq!(store.recall_staged("carl", "prod.sales.t", t0).unwrap().as_deref(), Some("s3://lake/sales/t"));
+        assert_eq!(store.recall_staged("dora", "prod.sales.t", t0).unwrap(), None);
+        assert_eq!(store.recall_staged("carl", "prod.sales.u", t0).unwrap(), None);
+        assert_eq!(store.recall_staged("carl", "prod.sales.t", t2).unwrap(), None, "expired");
+        // a second stage-create of the same table replaces the first
+        store.remember_staged("carl", "prod.sales.t", "s3://lake/sales/t-2", (t0, t2)).unwrap();
+        assert_eq!(store.recall_staged("carl", "prod.sales.t", t1).unwrap().as_deref(), Some("s3://lake/sales/t-2"));
+        // expired rows go when another is written
+        let t3 = "2026-12-03T13:00:00.000Z";
+        store.remember_staged("dora", "prod.sales.v", "s3://lake/sales/v", (t3, t3)).unwrap();
+        let rows: i64 = store.conn.query_row("SELECT count(*) FROM staged_locations", [], |r| r.get(0)).unwrap();
+        assert_eq!(rows, 1);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -373,6 +373,46 @@ impl Owners {
         }
     }
 
+    /// Records, for every replica, the location the upstream assigned to `user`'s stage-create
+    /// of `full_name` (DESIGN.md §4 updateTable), for `ttl`. Nothing to do without a store.
+    pub async fn remember_staged(
+        self: &Arc<Self>,
+        user: &str,
+        full_name: &str,
+        location: &str,
+        ttl: Duration,
+    ) -> Result<(), OwnersError> {
+        let now_at = std::time::SystemTime::now();
+        let expires_at =
+            now_at.checked_add(ttl).map_or_else(|| "9999-12-31T23:59:59.999Z".to_owned(), crate::audit::rfc3339);
+        let now = crate::audit::rfc3339(now_at);
+        match &self.backend {
+            Backend::Off => Ok(()),
+            Backend::Unavailable(why) => Err(OwnersError::Store(why.clone())),
+            Backend::Embedded(_) => {
+                let (user, full_name, location) = (user.to_owned(), full_name.to_owned(), location.to_owned());
+                self.blocking(move |o| {
+                    o.embedded(|s| s.remember_staged(&user, &full_name, &location, (&now, &expires_at)))
+                })
+                .await
+            }
+            Backend::Postgres(pg) => pg.remember_staged(user, full_name, location, (&now, &expires_at)).await,
+        }
+    }
+
+    /// The location a replica recorded for `user`'s stage-create of `full_name`, unless expired.
+    pub async fn recall_staged(self: &Arc<Self>, user: &str, full_name: &str) -> Result<Option<String>, OwnersError> {
+        let now = crate::audit::rfc3339_now();
+        match &self.backend {
+            Backend::Off | Backend::Unavailable(_) => Ok(None),
+            Backend::Embedded(_) => {
+                let (user, full_name) = (user.to_owned(), full_name.to_owned());
+                self.blocking(move |o| o.embedded(|s| s.recall_staged(&user, &full_name, &now))).await
+            }
+            Backend::Postgres(pg) => pg.recall_staged(user, full_name, &now).await,
+        }
+    }
+
     /// Re-reads the store when it changed since the last read (another replica, another
     /// process, `icegate owners`); true when the index changed.
     pub async fn refresh(self: &Arc<Self>) -> Result<bool, OwnersError> {

@@ -6,7 +6,7 @@
 //! Columns are read with `try_get`: a table altered behind icegate's back is an error (503 for
 //! writes), never a panic.
 
-use super::embedded::{MIGRATIONS, intent_of, record_of};
+use super::embedded::{FORGET_EXPIRED_STAGED, MIGRATIONS, RECALL_STAGED, REMEMBER_STAGED, intent_of, record_of};
 use super::index::{Kind, Record};
 use super::settle::Settlement;
 use super::{Change, Config, Intent, OwnersError};
@@ -250,6 +250,29 @@ impl Postgres {
     pub async fn forget(&self, id: i64) -> Result<bool, OwnersError> {
         let n = self.with(async |c| c.execute("DELETE FROM intents WHERE id = $1", &[&id]).await).await?;
         Ok(n > 0)
+    }
+
+    /// Records the location a stage-create answer carried, until `expires_at`.
+    pub async fn remember_staged(
+        &self,
+        user: &str,
+        full_name: &str,
+        location: &str,
+        (now, expires_at): (&str, &str),
+    ) -> Result<(), OwnersError> {
+        self.with(async |c| {
+            let tx = c.transaction().await?;
+            tx.execute(FORGET_EXPIRED_STAGED, &[&now]).await?;
+            tx.execute(REMEMBER_STAGED, &[&user, &full_name, &location, &expires_at]).await?;
+            tx.commit().await
+        })
+        .await
+    }
+
+    /// The location `user`'s stage-create of `full_name` was assigned, unless expired.
+    pub async fn recall_staged(&self, user: &str, full_name: &str, now: &str) -> Result<Option<String>, OwnersError> {
+        let row = self.with(async |c| c.query_opt(RECALL_STAGED, &[&user, &full_name, &now]).await).await?;
+        row.map(|r| r.try_get::<_, String>(0)).transpose().map_err(db)
     }
 
     /// Every record and the generation they are at, unless the generation is still `seen`.

@@ -430,3 +430,36 @@ async fn finding_an_upper_case_name_meets_the_deny_of_a_case_insensitive_catalog
     assert_eq!(lab.get("hana", "/v1/hive/namespaces/Sales/tables/ORDERS").await.status, 200);
     assert_eq!(lab.up.only().target, "/v1/hive/namespaces/sales/tables/orders");
 }
+
+#[tokio::test]
+async fn a_staged_create_relayed_by_one_replica_commits_through_another() {
+    // A catalog that assigns a fresh location per stage-create (so asking again would not
+    // match): only the location the first answer carried may be committed.
+    let serial = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let up =
+        crate::fake_upstream::FakeUpstream::start(move |r: &Recorded| match (r.method.as_str(), r.target.as_str()) {
+            ("POST", CREATE) => {
+                let n = serial.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                staged_table(&format!("s3://lake/sales/fresh-{n}"))
+            }
+            ("HEAD", _) => Reply::raw(404, ""),
+            _ => Reply::ok(),
+        })
+        .await;
+    let dir = crate::support::TempDir::new("staged-replicas");
+    let store = dir.path().join("owners.db");
+    let url = up.url("");
+    let replica =
+        |store: std::path::PathBuf| crate::fake_upstream::gate(&url, POLICY, move |c| c.owners.path = Some(store));
+    let (a, b) = (replica(store.clone()).await, replica(store).await);
+    let stage = json_body(&json!({"name": "fresh", "schema": {"type": "struct", "fields": []}, "stage-create": true}));
+    let staged = send(a.addr, "POST", CREATE, &[("authorization", &basic("carl"))], &stage).await;
+    assert_eq!(staged.json()["metadata"]["location"], "s3://lake/sales/fresh-0");
+    let commit = json_body(
+        &json!({"requirements": [{"type": "assert-create"}], "updates": [{"action": "set-location", "location": "s3://lake/sales/fresh-0"}]}),
+    );
+    let committed = send(b.addr, "POST", STAGED, &[("authorization", &basic("carl"))], &commit).await;
+    assert_eq!(committed.status, 200, "{}", committed.text());
+    let stage_creates = up.requests().iter().filter(|r| r.method == "POST" && r.target == CREATE).count();
+    assert_eq!(stage_creates, 1, "replica b asked again instead of reading the store");
+}
