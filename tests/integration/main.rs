@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod analysis_props;
 mod attacks;
 mod cli;
 mod conformance;
