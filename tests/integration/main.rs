@@ -15,6 +15,7 @@ mod openapi;
 mod owners;
 mod owners_pg;
 mod policy_load;
+mod policy_tools;
 mod properties;
 mod reload;
 mod roles;
