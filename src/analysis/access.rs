@@ -301,7 +301,23 @@ fn node_key(snap: &Snapshot, node: NodeId) -> ObjectKey {
 const OWN_CHAIN: [Term; 6] =
     [Term::OwnMetalake, Term::OwnCatalog, Term::OwnSchema, Term::OwnTable, Term::OwnView, Term::OwnFunction];
 
-/// The evaluator's answer for `holder` asking `right` of the object whose chain is `target`.
+/// The evaluator's answer for `holder` asking `right` of the object whose chain is `target`,
+/// without what gives it (what `diff` compares, on many objects).
+pub fn state(snap: &Snapshot, holder: &Holder, right: Right, target: Option<&Target>) -> State {
+    let Some(target) = target else { return State::None };
+    let subject = holder.subject();
+    match right {
+        Right::Privilege(p) => match eval::privilege_access(snap, &subject, target, p) {
+            Access::None => State::None,
+            Access::Denied { .. } => State::Deny,
+            Access::Allowed { .. } => State::Allow,
+        },
+        Right::Owner if OWN_CHAIN.iter().any(|t| eval::term_holds(snap, &subject, target, *t)) => State::Allow,
+        Right::Owner => State::None,
+    }
+}
+
+/// [`state`], with the grant or owned object behind it.
 pub fn answer(snap: &Snapshot, holder: &Holder, right: Right, target: Option<&Target>) -> Answer {
     let Some(target) = target else { return Answer::NONE };
     let subject = holder.subject();

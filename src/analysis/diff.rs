@@ -7,7 +7,7 @@
 //! Subjects that hold the same roles in both policies share one evaluation of their
 //! privileges. The property tests check this against asking everyone about everything.
 
-use super::access::{Answer, Holder, ObjectKey, Right, State, SubjectRef, answer};
+use super::access::{Answer, Holder, ObjectKey, Right, State, SubjectRef, answer, state};
 use super::reach::{Asking, Facts, Universe, role_names};
 use crate::policy::Snapshot;
 use crate::policy::eval::Target;
@@ -59,11 +59,20 @@ impl<'s> Targets<'s> {
         Self { snap, universe, cache: std::iter::repeat_with(|| None).take(universe.objects.len()).collect() }
     }
 
-    pub(crate) fn answer(&mut self, holder: &Holder, right: Right, object: u32) -> Answer {
+    fn target(&mut self, object: u32) -> Option<&Target> {
         let i = object as usize;
         let (snap, universe) = (self.snap, self.universe);
-        let target = self.cache[i].get_or_insert_with(|| universe.objects[i].target(snap));
-        answer(snap, holder, right, target.as_ref())
+        self.cache[i].get_or_insert_with(|| universe.objects[i].target(snap)).as_ref()
+    }
+
+    pub(crate) fn answer(&mut self, holder: &Holder, right: Right, object: u32) -> Answer {
+        let snap = self.snap;
+        answer(snap, holder, right, self.target(object))
+    }
+
+    fn state(&mut self, holder: &Holder, right: Right, object: u32) -> State {
+        let snap = self.snap;
+        state(snap, holder, right, self.target(object))
     }
 }
 
@@ -131,8 +140,8 @@ fn compare(
     asked
         .into_iter()
         .filter_map(|(right, object)| {
-            let b = before.answer(h_old, right, object).state;
-            let a = after.answer(h_new, right, object).state;
+            let b = before.state(h_old, right, object);
+            let a = after.state(h_new, right, object);
             (a != b).then_some((right, object, b, a))
         })
         .collect()

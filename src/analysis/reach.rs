@@ -64,11 +64,19 @@ impl Universe {
     fn reach_grant(&self, key: &ObjectKey, privilege: Privilege, out: &mut Vec<(Right, u32)>) {
         let right = Right::Privilege(privilege);
         let below = self.below.get(key).map_or(&[][..], Vec::as_slice);
-        let asked = |kind| match self.asking {
-            Asking::ActedOn => right.asked_of(kind),
-            Asking::Grantable => privilege.is_grantable_on(kind),
-        };
-        out.extend(below.iter().filter(|i| asked(self.objects[**i as usize].key.kind)).map(|i| (right, *i)));
+        // Objects sort by type first, so the objects of one type below `key` are one run.
+        let kind_of = |i: &u32| self.objects[*i as usize].key.kind;
+        for kind in ObjectType::ALL {
+            let asked = match self.asking {
+                Asking::ActedOn => right.asked_of(kind),
+                Asking::Grantable => privilege.is_grantable_on(kind),
+            };
+            if asked {
+                let start = below.partition_point(|i| kind_of(i) < kind);
+                let end = start + below[start..].partition_point(|i| kind_of(i) == kind);
+                out.extend(below[start..end].iter().map(|i| (right, *i)));
+            }
+        }
     }
 
     /// The (right, object) pairs whose answer for a holder of `roles` can be other than `none`
