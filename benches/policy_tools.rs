@@ -131,7 +131,13 @@ fn main() {
     );
     let review = write("review.yaml", &review);
     // Group g0 gains a role: each of its members is asked again.
-    let group = edit(&generated.yaml, keep, keep, |n, l| if n == 0 { l.replace("roles: [", "roles: [r1, ") } else { l.to_owned() });
+    let group =
+        edit(
+            &generated.yaml,
+            keep,
+            keep,
+            |n, l| if n == 0 { l.replace("roles: [", "roles: [r1, ") } else { l.to_owned() },
+        );
     let group = write("group.yaml", &group);
     // Every role loses its first table grant.
     let every = edit(&generated.yaml, |_, l| drop_first_table_grant(l), keep, keep);
@@ -139,7 +145,11 @@ fn main() {
 
     eprintln!("policy_tools: loading the {}-grant policy", shape.grants());
     let (t, snap) = time(|| load(&base));
-    rows.push(Row { what: format!("load the {}-grant policy ({} MB of YAML)", shape.grants(), generated.yaml.len() >> 20), time: t, result: format!("{}", snap.stats()) });
+    rows.push(Row {
+        what: format!("load the {}-grant policy ({} MB of YAML)", shape.grants(), generated.yaml.len() >> 20),
+        time: t,
+        result: format!("{}", snap.stats()),
+    });
 
     // who-can: a table with table-level grants, the most widely granted catalog, an owned table.
     let (c, s) = generated.role_home[0];

@@ -175,7 +175,8 @@ fn serve(args: ServeArgs) -> ExitCode {
     }
 }
 
-fn print_errors(e: &LoadError) {
+/// Every diagnostic of a policy that did not load, one `FILE:LINE: message` per line.
+pub(crate) fn print_errors(e: &LoadError) {
     let mut err = std::io::stderr().lock();
     for d in e.diagnostics() {
         let _ = writeln!(err, "{d}");

@@ -192,7 +192,9 @@ impl Object {
         Ok(Self { key: ObjectKey { kind, full_name: full.into() }, name })
     }
 
-    /// The object's chain in `snap`; `None` when it lies outside that policy's metalake.
+    /// The object's chain in `snap`; `None` when it lies outside that policy's metalake. In a
+    /// catalog that folds names (`case_sensitive: false`) the names are folded first, as a
+    /// request's are (DESIGN.md §2).
     pub fn target(&self, snap: &Snapshot) -> Option<Target> {
         let empty = crate::owners::index::OwnerIndex::empty();
         let leaf = match self.key.kind {
@@ -200,15 +202,19 @@ impl Object {
             ObjectType::Function => Leaf::Function,
             _ => Leaf::Table,
         };
-        match &self.name {
-            FullName::Metalake => (*self.key.full_name == *snap.metalake()).then(Target::default),
-            FullName::Catalog(c) => Some(Target::resolve(snap, empty, c, &[], None)),
-            FullName::Schema(c, levels) => Some(Target::resolve(snap, empty, c, levels, None)),
-            FullName::SchemaObject(c, levels, name) => {
-                Some(Target::resolve(snap, empty, c, levels, Some((leaf, name))))
-            }
-            FullName::MetalakeObject(_) => None,
+        let (catalog, levels, name) = match &self.name {
+            FullName::Metalake => return (*self.key.full_name == *snap.metalake()).then(Target::default),
+            FullName::MetalakeObject(_) => return None,
+            FullName::Catalog(c) => (c, &[][..], None),
+            FullName::Schema(c, levels) => (c, &levels[..], None),
+            FullName::SchemaObject(c, levels, name) => (c, &levels[..], Some(name.as_str())),
+        };
+        if snap.folds_names(catalog) {
+            let levels: Vec<String> = levels.iter().map(|l| l.to_lowercase()).collect();
+            let name = name.map(str::to_lowercase);
+            return Some(Target::resolve(snap, empty, catalog, &levels, name.as_deref().map(|n| (leaf, n))));
         }
+        Some(Target::resolve(snap, empty, catalog, levels, name.map(|n| (leaf, n))))
     }
 
     /// The keys of the objects whose grants and owners reach this one: itself and every

@@ -24,12 +24,19 @@ pub enum CaseError {
 }
 
 /// One YAML document of a case file: an optional policy and its cases.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug)]
 pub struct Document {
     /// A policy snapshot (DESIGN.md §3); when present it replaces `--policy`.
     pub policy: Option<Value>,
     pub cases: Vec<Case>,
+}
+
+/// A document as read, its cases read one by one so that an error names the case.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDocument {
+    policy: Option<Value>,
+    cases: Vec<Value>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -100,11 +107,19 @@ pub fn parse_file(text: &str) -> Result<Vec<Document>, CaseError> {
         .map_err(|e| CaseError::Yaml(e.without_snippet().to_string()))?;
     let mut docs = Vec::with_capacity(values.len());
     for (doc, value) in values.into_iter().enumerate() {
-        let d = Document::deserialize(value).map_err(|e| CaseError::Document { doc, message: e.to_string() })?;
-        if let Some(c) = d.cases.iter().find(|c| c.expect.is_empty()) {
-            return Err(CaseError::NoExpectation { doc, name: c.name.clone() });
+        let raw = RawDocument::deserialize(value).map_err(|e| CaseError::Document { doc, message: e.to_string() })?;
+        let mut cases = Vec::with_capacity(raw.cases.len());
+        for (i, case) in raw.cases.iter().enumerate() {
+            let c = Case::from_value(case).map_err(|message| {
+                let name = case.get("name").and_then(Value::as_str).unwrap_or("");
+                CaseError::Document { doc, message: format!("case {i} `{name}`: {message}") }
+            })?;
+            if c.expect.is_empty() {
+                return Err(CaseError::NoExpectation { doc, name: c.name });
+            }
+            cases.push(c);
         }
-        docs.push(d);
+        docs.push(Document { policy: raw.policy, cases });
     }
     if docs.iter().all(|d| d.cases.is_empty()) {
         return Err(CaseError::Empty);

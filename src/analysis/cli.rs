@@ -4,8 +4,9 @@
 use super::access::{Object, Right};
 use super::cases::{self, Document};
 use super::{diff, report, who_can};
+use crate::cli::print_errors;
 use crate::policy::model::ObjectType;
-use crate::policy::{self, LoadError, Snapshot};
+use crate::policy::{self, Snapshot};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -65,13 +66,6 @@ fn load(path: &Path) -> Result<Snapshot, ExitCode> {
         print_errors(&e);
         ExitCode::from(BAD_INPUT)
     })
-}
-
-fn print_errors(e: &LoadError) {
-    let mut err = std::io::stderr().lock();
-    for d in e.diagnostics() {
-        let _ = writeln!(err, "{d}");
-    }
 }
 
 /// Prints one JSON object per line; a closed stdout (`| head`) ends the listing quietly.

@@ -162,6 +162,22 @@ fn who_can_lists_the_subjects_a_privilege_reaches_with_the_grant_behind_it() {
 }
 
 #[test]
+fn who_can_folds_names_in_a_catalog_that_folds_them() {
+    let dir = TempDir::new("who-can-case");
+    let policy = dir.write(
+        "p.yaml",
+        "version: 1\nmetalake: lake\ncatalogs: [{ name: hive, case_sensitive: false }]\nusers: [{ name: u, roles: [r] }]\nroles:\n  - name: r\n    securableObjects:\n      - { type: SCHEMA, fullName: hive.db, privileges: [{ name: SELECT_TABLE, condition: ALLOW }] }\n      - { type: TABLE, fullName: hive.db.salaries, privileges: [{ name: SELECT_TABLE, condition: DENY }] }\n",
+    );
+    let who = |name: &str| {
+        json_lines(&icegate(&["who-can", "--policy", policy.to_str().unwrap(), "SELECT_TABLE", "TABLE", name]))
+    };
+    // `SALARIES` is the table `salaries` there: the DENY applies to it as to a request for it.
+    assert_eq!(who("hive.DB.SALARIES"), Vec::<Value>::new());
+    assert_eq!(who("hive.db.salaries"), Vec::<Value>::new());
+    assert_eq!(who("hive.DB.Orders").len(), 1);
+}
+
+#[test]
 fn who_can_refuses_what_it_cannot_answer_with_exit_2() {
     for (args, message) in [
         (["FLY", "TABLE", "prod.sales.t"], "unknown privilege `FLY`"),
