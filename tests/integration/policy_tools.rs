@@ -1,24 +1,12 @@
 //! The policy-as-code commands as operators run them (DESIGN.md §10, issue 19): `icegate
 //! test`, `who-can`, `diff` and `report`, on the example policy and small edits of it.
 
+use crate::cli::{EXAMPLE, icegate, stderr, stdout};
 use crate::support::{TempDir, shared_dir};
 use serde_json::{Value, json};
-use std::process::{Command, Output};
+use std::process::Output;
 
-const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/policies/example.yaml");
 const EXAMPLE_TESTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/policies/example.tests.yaml");
-
-fn icegate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_icegate")).args(args).output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn json_lines(o: &Output) -> Vec<Value> {
     stdout(o).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
