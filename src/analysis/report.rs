@@ -37,7 +37,10 @@ fn state_json(answer: &Answer, right: Right) -> Value {
     json!([state, answer.via.as_ref().map(|v| v.text())])
 }
 
-fn data(new: Labelled<'_>, old: Option<Labelled<'_>>) -> Value {
+/// What the page draws, as the JSON it embeds: `subjects`, `objects`, per catalog `sections`,
+/// and `cells` as `[subject, object, [[right, [state, via], [state before, via]?], ...]]`
+/// for every right whose state is not `none` (before or after).
+pub fn data(new: Labelled<'_>, old: Option<Labelled<'_>>) -> Value {
     let snaps: Vec<&Snapshot> = std::iter::once(new.snapshot).chain(old.map(|o| o.snapshot)).collect();
     let universe = Universe::new(&snaps, Asking::Grantable);
     let facts_new = Facts::new(new.snapshot);

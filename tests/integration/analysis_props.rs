@@ -3,10 +3,11 @@
 //! object, and `diff` exactly the (subject, right, object) triples whose answer differs. The
 //! oracle asks every subject about every object: it narrows each subject as the proxy does
 //! (`roles::narrow`), resolves each object's chain from its structured name, and reads the
-//! evaluator's terms, with none of the analysis module's candidate selection.
+//! evaluator's terms, with none of the analysis module's candidate selection. The report's
+//! cells are checked the same way.
 
 use icegate::analysis::access::{Object, ObjectKey, Right, State, SubjectRef, Via};
-use icegate::analysis::{diff, who_can};
+use icegate::analysis::{diff, report, who_can};
 use icegate::owners::index::OwnerIndex;
 use icegate::policy::Snapshot;
 use icegate::policy::eval::{self, Access, Leaf, Target, Term};
@@ -389,5 +390,45 @@ proptest! {
         got_sorted.sort();
         expected.sort();
         prop_assert_eq!(got_sorted, expected, "old:\n{}\nnew:\n{}", old.yaml(), new.yaml());
+    }
+
+    #[test]
+    fn report_cells_hold_exactly_the_evaluators_answers(policy in policy_strategy()) {
+        let snap = policy.load();
+        let data = report::data(report::Labelled { snapshot: &snap, label: "p" }, None);
+        let subjects: Vec<&str> = data["subjects"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+        let objects: Vec<String> = data["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| format!("{} {}", o["type"].as_str().unwrap(), o["fullName"].as_str().unwrap()))
+            .collect();
+        let mut got = BTreeSet::new();
+        for cell in data["cells"].as_array().unwrap() {
+            let (s, o) = (cell[0].as_u64().unwrap() as usize, cell[1].as_u64().unwrap() as usize);
+            for entry in cell[2].as_array().unwrap() {
+                let state = entry[1][0].as_str().unwrap().to_owned();
+                got.insert((subjects[s].to_owned(), objects[o].clone(), entry[0].as_str().unwrap().to_owned(), state));
+            }
+        }
+        let rights: Vec<Right> = policy.privileges().into_iter().map(Right::Privilege).chain([Right::Owner]).collect();
+        let mut expected = BTreeSet::new();
+        for s in policy.subjects() {
+            for obj in policy.objects() {
+                for right in &rights {
+                    if let Right::Privilege(p) = right && !p.is_grantable_on(obj.kind()) {
+                        continue;
+                    }
+                    let state = match (oracle(&snap, &s, *right, &obj), right) {
+                        (State::None, _) => continue,
+                        (State::Allow, Right::Owner) => "owner",
+                        (state, _) => state.as_str(),
+                    };
+                    let object = format!("{} {}", obj.kind(), obj.full_name());
+                    expected.insert((s.label(), object, right.as_str().to_owned(), state.to_owned()));
+                }
+            }
+        }
+        prop_assert_eq!(got, expected, "policy:\n{}", policy.yaml());
     }
 }
