@@ -14,6 +14,8 @@ cd "$(dirname "$0")/.."
 export CARGO_INCREMENTAL=0
 cargo clippy --locked --all-targets -- -D warnings
 cargo test --locked
+# the example policy's decision tests, run as a policy repository's CI runs them (docs/policy-ci.md)
+cargo run --locked --quiet -- test --policy policies/example.yaml policies/example.tests.yaml
 bash tests/postgres.sh
 cargo bench --locked --no-run
 bash deploy/dev-catalog/smoke.sh

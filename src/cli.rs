@@ -1,4 +1,5 @@
-//! The command line (DESIGN.md §10): `icegate check` and `icegate explain`.
+//! The command line (DESIGN.md §10): `icegate check` and `icegate explain` here; `serve`,
+//! `owners` and the policy-as-code commands (`test`, `who-can`, `diff`, `report`) dispatched.
 
 use crate::decide::{self, Input, Settings};
 use crate::policy::{self, LoadError, Loaded};
@@ -30,6 +31,14 @@ enum Command {
     Serve(ServeArgs),
     /// Inspect and correct the ownership store: `list`, `set`, `remove`.
     Owners(crate::owners::cli::OwnersArgs),
+    /// Run decision cases against a policy; print each failure and `N passed, M failed`.
+    Test(crate::analysis::cli::TestArgs),
+    /// List every user and group that has a privilege on an object (or owns it: `OWNER`).
+    WhoCan(crate::analysis::cli::WhoCanArgs),
+    /// List every change in effective access between two policies: `--policy OLD --policy NEW`.
+    Diff(crate::analysis::cli::DiffArgs),
+    /// Write a self-contained HTML page of who has what, optionally against an older policy.
+    Report(crate::analysis::cli::ReportArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -129,6 +138,10 @@ pub fn main() -> ExitCode {
         Command::Explain(args) => explain(&args),
         Command::Serve(args) => serve(args),
         Command::Owners(args) => crate::owners::cli::main(&args),
+        Command::Test(args) => crate::analysis::cli::test(&args),
+        Command::WhoCan(args) => crate::analysis::cli::who_can(&args),
+        Command::Diff(args) => crate::analysis::cli::diff(&args),
+        Command::Report(args) => crate::analysis::cli::report(&args),
     }
 }
 
@@ -162,7 +175,8 @@ fn serve(args: ServeArgs) -> ExitCode {
     }
 }
 
-fn print_errors(e: &LoadError) {
+/// Every diagnostic of a policy that did not load, one `FILE:LINE: message` per line.
+pub(crate) fn print_errors(e: &LoadError) {
     let mut err = std::io::stderr().lock();
     for d in e.diagnostics() {
         let _ = writeln!(err, "{d}");

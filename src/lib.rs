@@ -15,6 +15,7 @@
 
 pub mod accept;
 pub mod admin;
+pub mod analysis;
 pub mod audit;
 pub mod cli;
 pub mod config;

@@ -67,7 +67,8 @@ impl<'a> Subject<'a> {
         Self { owners, ..self }
     }
 
-    fn owns(&self, snap: &Snapshot, node: NodeId) -> bool {
+    /// Whether the policy names this caller, or one of its groups, as the owner of `node`.
+    pub(crate) fn owns(&self, snap: &Snapshot, node: NodeId) -> bool {
         match &snap.node(node).owner {
             Some(o) => match o.kind {
                 OwnerType::User => *o.name == *self.user,
@@ -233,7 +234,7 @@ pub(crate) fn granted(
     }
 }
 
-pub(crate) fn term_holds(snap: &Snapshot, subject: &Subject<'_>, target: &Target, term: Term) -> bool {
+pub fn term_holds(snap: &Snapshot, subject: &Subject<'_>, target: &Target, term: Term) -> bool {
     let own = |node: Option<NodeId>| subject.ownership && node.is_some_and(|n| subject.owns(snap, n));
     let created = |record: Option<&crate::owners::index::Record>| {
         subject.ownership && record.is_some_and(|r| r.owned_by(subject.user, subject.groups))
@@ -249,10 +250,33 @@ pub(crate) fn term_holds(snap: &Snapshot, subject: &Subject<'_>, target: &Target
         Term::OwnTable => own(target.table) || created(target.created.table.as_deref()),
         Term::OwnView => own(target.view) || created(target.created.view.as_deref()),
         Term::OwnFunction => own(target.function),
-        Term::Priv(p) => {
-            let denied = target.nodes().any(|n| granted(snap, n, p, Condition::Deny, subject.held).is_some());
-            !denied && target.nodes().any(|n| granted(snap, n, p, Condition::Allow, subject.active).is_some())
-        }
+        Term::Priv(p) => matches!(privilege_access(snap, subject, target, p), Access::Allowed { .. }),
+    }
+}
+
+/// What a privilege term `P@` finds on a target's chain, and the grant behind it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A held role DENYs `P` on a scope: the term fails, whatever allows it.
+    Denied { role: RoleId, node: NodeId },
+    /// No held role denies it and an active role ALLOWs it: the term holds.
+    Allowed { role: RoleId, node: NodeId },
+    /// Neither: the term fails (default deny).
+    None,
+}
+
+/// The privilege term `P@` over `target`'s chain (DESIGN.md §4); [`term_holds`] is this
+/// being [`Access::Allowed`]. The first scope from the metalake down, and the lowest role id,
+/// names the grant.
+pub fn privilege_access(snap: &Snapshot, subject: &Subject<'_>, target: &Target, p: Privilege) -> Access {
+    let found =
+        |condition, roles| target.nodes().find_map(|node| granted(snap, node, p, condition, roles).map(|r| (node, r)));
+    if let Some((node, role)) = found(Condition::Deny, subject.held) {
+        return Access::Denied { role, node };
+    }
+    match found(Condition::Allow, subject.active) {
+        Some((node, role)) => Access::Allowed { role, node },
+        None => Access::None,
     }
 }
 

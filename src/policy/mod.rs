@@ -7,7 +7,7 @@ pub mod eval;
 pub mod explain;
 pub mod load;
 pub mod model;
-mod names;
+pub(crate) mod names;
 mod raw;
 pub mod rules;
 pub mod snapshot;

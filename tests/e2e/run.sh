@@ -2,7 +2,8 @@
 # Starts the dev Iceberg REST catalog and icegate in front of it (policies/example.yaml), runs
 # tests/e2e/clients.py with PyIceberg and DuckDB through icegate, and stops both (`--clients-only`,
 # the demo, ends there). Then owners.sh (ownership by creation), credentials.sh (vending against the dev catalog), downscope.sh
-# (s3-downscope against moto) and spark.sh (Spark SQL), each with its own processes.
+# (s3-downscope against moto), spark.sh (Spark SQL) and report.sh (the access report in
+# headless Chromium), each with its own processes.
 # Exits non-zero on any failure.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -37,3 +38,5 @@ bash "$ROOT/tests/e2e/credentials.sh"
 bash "$ROOT/tests/e2e/downscope.sh"
 # Spark SQL through icegate (PySpark 3.5, Iceberg 1.10.2 runtime): its own dev catalog and icegate.
 bash "$ROOT/tests/e2e/spark.sh"
+# The access report (`icegate report`) in headless Chromium: the DOM, its filters, a screenshot.
+bash "$ROOT/tests/e2e/report.sh"

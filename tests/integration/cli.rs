@@ -4,19 +4,19 @@ use crate::support::TempDir;
 use serde_json::Value;
 use std::process::{Command, Output};
 
-fn icegate(args: &[&str]) -> Output {
+pub(crate) fn icegate(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_icegate")).args(args).output().unwrap()
 }
 
-fn stdout(o: &Output) -> String {
+pub(crate) fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/policies/example.yaml");
+pub(crate) const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/policies/example.yaml");
 
 #[test]
 fn check_accepts_the_example_policy_and_prints_its_counts() {

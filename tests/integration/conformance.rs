@@ -3,66 +3,16 @@
 //! uses, and fails on any mismatch, naming the case.
 
 use crate::support::shared_dir;
-use icegate::cli::Explanation;
-use icegate::decide::{Input, Settings, decide};
-use icegate::roles::{OwnershipMode, Principal};
 use serde_json::Value;
 
 fn str_field<'a>(case: &'a Value, key: &str) -> Option<&'a str> {
     case.get(key).and_then(Value::as_str)
 }
 
-/// Runs one case; `Err` describes the mismatch.
+/// Runs one case through the runner `icegate test` uses; `Err` describes the mismatch.
 fn run_case(snapshot: &icegate::policy::Snapshot, case: &Value) -> Result<(), String> {
-    let body = case.get("body").map(|b| serde_json::to_vec(b).unwrap());
-    let list = case.get("list_response").map(|b| serde_json::to_vec(b).unwrap());
-    let groups = case
-        .get("groups")
-        .and_then(Value::as_array)
-        .map(|g| g.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-        .unwrap_or_default();
-    let claim_roles = case
-        .get("claim_roles")
-        .and_then(Value::as_array)
-        .map(|g| g.iter().filter_map(Value::as_str).map(str::to_owned).collect());
-    let ownership = match str_field(case, "ownership_mode") {
-        None | Some("always") => OwnershipMode::Always,
-        Some("narrowed") => OwnershipMode::Narrowed,
-        Some("caller") => OwnershipMode::Caller,
-        Some(other) => return Err(format!("unknown ownership_mode `{other}`")),
-    };
-    let settings = Settings { ownership, ..Settings::default() };
-    let input = Input {
-        method: str_field(case, "method").ok_or("case has no method")?,
-        target: str_field(case, "path").ok_or("case has no path")?,
-        principal: Principal { user: str_field(case, "user").unwrap_or_default().to_owned(), groups, claim_roles },
-        active_roles: str_field(case, "active_roles").map(str::as_bytes),
-        body: body.as_deref(),
-        exists: case.get("exists").and_then(Value::as_bool).unwrap_or(true),
-        list_response: list.as_deref(),
-    };
-    let got = Explanation::from(decide(snapshot, &settings, &input));
-    let expect = case.get("expect").ok_or("case has no expect")?;
-    let mut problems = Vec::new();
-    if let Some(status) = expect.get("status").and_then(Value::as_u64)
-        && u64::from(got.status) != status
-    {
-        problems.push(format!("status {} (expected {status})", got.status));
-    }
-    if let Some(cred) = str_field(expect, "credential") {
-        let want = if cred == "none" { None } else { Some(cred) };
-        if got.credential != want {
-            problems.push(format!("credential {:?} (expected {want:?})", got.credential));
-        }
-    }
-    if let Some(visible) = expect.get("visible") {
-        let got_visible: Option<Vec<Value>> =
-            got.visible.as_ref().map(|v| v.iter().map(|raw| serde_json::from_str(raw.get()).unwrap()).collect());
-        if got_visible.as_ref() != visible.as_array() {
-            problems.push(format!("visible {got_visible:?} (expected {visible})"));
-        }
-    }
-    if problems.is_empty() { Ok(()) } else { Err(format!("{} — reason: {}", problems.join(", "), got.reason)) }
+    let case = icegate::analysis::cases::Case::from_value(case)?;
+    icegate::analysis::cases::run(snapshot, &case).map_err(|m| m.to_string())
 }
 
 /// Runs every case of every YAML file in `dir` (each file may hold several documents, each a

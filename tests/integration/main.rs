@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod analysis_props;
 mod attacks;
 mod cli;
 mod conformance;
@@ -14,6 +15,7 @@ mod openapi;
 mod owners;
 mod owners_pg;
 mod policy_load;
+mod policy_tools;
 mod properties;
 mod reload;
 mod roles;
