@@ -65,6 +65,9 @@ fn answer(shared: &Shared, request: &Request<Incoming>) -> Response<Full<Bytes>>
 pub fn readiness(shared: &Shared) -> (bool, serde_json::Value) {
     let state = shared.state.load();
     let reachable = shared.health.upstream_reachable.load(Ordering::Relaxed);
+    // Beside the contract's keys; the store does not decide readiness (reads go on from its
+    // last view while it cannot be written).
+    let owners = shared.owners.status();
     let body = serde_json::json!({
         "ready": reachable,
         "policy": {
@@ -74,6 +77,7 @@ pub fn readiness(shared: &Shared) -> (bool, serde_json::Value) {
             "stale": shared.health.stale.load(Ordering::Relaxed),
         },
         "upstream": {"reachable": reachable},
+        "owners": {"store": owners.store.as_str(), "writable": owners.writable, "pending": owners.pending},
     });
     (reachable, body)
 }

@@ -2,6 +2,8 @@
 //! `owners` and the policy-as-code commands (`test`, `who-can`, `diff`, `report`) dispatched.
 
 use crate::decide::{self, Input, Settings};
+use crate::owners::index::OwnerIndex;
+use crate::policy::snapshot::Snapshot;
 use crate::policy::{self, LoadError, Loaded};
 use crate::roles::{OwnershipMode, Principal};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -10,6 +12,7 @@ use serde_json::value::RawValue;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(Debug, Parser)]
 #[command(name = "icegate", version, about = "An authorizing reverse proxy for Apache Iceberg REST catalogs")]
@@ -69,8 +72,13 @@ enum Ownership {
 
 #[derive(Debug, clap::Args)]
 struct ExplainArgs {
+    /// The policy file or directory (with `--config`: instead of the config's `policy`).
+    #[arg(long, required_unless_present = "config")]
+    policy: Option<PathBuf>,
+    /// A serving config file: its policy, its settings and the owners its ownership store
+    /// has recorded, so the decision is the one `icegate serve --config FILE` enforces.
     #[arg(long)]
-    policy: PathBuf,
+    config: Option<PathBuf>,
     #[arg(long)]
     user: String,
     /// An identity-provided group (repeatable).
@@ -89,8 +97,9 @@ struct ExplainArgs {
     /// The upstream's JSON list response.
     #[arg(long)]
     list_response: Option<PathBuf>,
-    #[arg(long, value_enum, default_value = "always")]
-    ownership: Ownership,
+    /// `narrowing.ownership` [default: the config's, else always].
+    #[arg(long, value_enum)]
+    ownership: Option<Ownership>,
     /// An identity-bound active-roles claim, comma-separated; `--claim-roles=` is an empty claim.
     #[arg(long)]
     claim_roles: Option<String>,
@@ -207,13 +216,42 @@ fn read_file(what: &str, path: &Path) -> Result<Vec<u8>, ExitCode> {
     })
 }
 
-fn explain(args: &ExplainArgs) -> ExitCode {
-    let snapshot = match policy::load_path(&args.policy) {
-        Ok(loaded) => loaded.snapshot,
-        Err(e) => {
-            print_errors(&e);
-            return ExitCode::from(2);
+/// What `explain` decides with: the policy, the settings and the ownership store's owners
+/// (none without `--config`).
+fn explain_context(args: &ExplainArgs) -> Result<(Snapshot, Settings, Arc<OwnerIndex>), ExitCode> {
+    let (policy, mut settings, owners) = match &args.config {
+        None => (args.policy.clone().unwrap_or_default(), Settings::default(), Arc::default()),
+        Some(file) => {
+            let overrides = crate::config::Overrides { policy: args.policy.clone(), ..Default::default() };
+            let config = crate::config::Config::load(Some(file), overrides).map_err(|e| {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            })?;
+            let owners = crate::owners::cli::read_index(&config.owners).map_err(|e| {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            })?;
+            (config.policy.clone().unwrap_or_default(), config.decide_settings(), owners)
         }
+    };
+    if let Some(mode) = args.ownership {
+        settings.ownership = match mode {
+            Ownership::Always => OwnershipMode::Always,
+            Ownership::Narrowed => OwnershipMode::Narrowed,
+            Ownership::Caller => OwnershipMode::Caller,
+        };
+    }
+    let snapshot = policy::load_path(&policy).map_err(|e| {
+        print_errors(&e);
+        ExitCode::from(2)
+    })?;
+    Ok((snapshot.snapshot, settings, owners))
+}
+
+fn explain(args: &ExplainArgs) -> ExitCode {
+    let (snapshot, settings, owners) = match explain_context(args) {
+        Ok(context) => context,
+        Err(code) => return code,
     };
     let body = match args.body.as_deref().map(|p| read_file("body", p)).transpose() {
         Ok(b) => b,
@@ -226,14 +264,6 @@ fn explain(args: &ExplainArgs) -> ExitCode {
     let claim_roles = args.claim_roles.as_ref().map(|c| {
         c.split(',').map(|r| r.trim_matches([' ', '\t'])).filter(|r| !r.is_empty()).map(str::to_owned).collect()
     });
-    let settings = Settings {
-        ownership: match args.ownership {
-            Ownership::Always => OwnershipMode::Always,
-            Ownership::Narrowed => OwnershipMode::Narrowed,
-            Ownership::Caller => OwnershipMode::Caller,
-        },
-        ..Settings::default()
-    };
     let input = Input {
         method: &args.method,
         target: &args.target,
@@ -243,7 +273,7 @@ fn explain(args: &ExplainArgs) -> ExitCode {
         exists: args.exists,
         list_response: list_response.as_deref(),
     };
-    let explanation = Explanation::from(decide::decide(&snapshot, &settings, &input));
+    let explanation = Explanation::from(decide::decide_with_owners(&snapshot, &owners, &settings, &input));
     match serde_json::to_string(&explanation) {
         Ok(json) => {
             println!("{json}");

@@ -2,7 +2,8 @@
 # The PostgreSQL ownership-store tests (issue 9): installs PostgreSQL from Debian's packages
 # when it is missing (as root), then runs the ignored `owners_pg` integration tests, which start
 # a server on loopback (initdb and the server run as the `postgres` user, a free port, a
-# temporary data directory) and two icegate replicas against it.
+# temporary data directory) and two icegate replicas against it; a second server accepts only
+# TLS, with a certificate from a CA the test makes (the store over `sslmode=verify-full`).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 find_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }

@@ -13,6 +13,7 @@ mod java_names;
 mod messages;
 mod openapi;
 mod owners;
+mod owners_default;
 mod owners_pg;
 mod policy_load;
 mod policy_tools;

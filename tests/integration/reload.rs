@@ -91,6 +91,7 @@ pub(crate) async fn start(upstream: &FakeUpstream, policy: &Path, shadow: Option
     )
     .unwrap();
     config.audit.enabled = false;
+    config.owners.store = Some(icegate::owners::StoreKind::Off);
     config.reload.debounce_ms = 50;
     config.shadow_policy = shadow.map(Path::to_owned);
     let live = icegate::policy::load_path(policy).unwrap().snapshot;
