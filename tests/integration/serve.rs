@@ -1063,6 +1063,53 @@ async fn every_request_gets_one_audit_line_without_secrets() {
 }
 
 #[tokio::test]
+async fn an_audit_line_names_the_objects_a_body_creates_or_renames() {
+    let dir = crate::support::TempDir::new("audit-objects");
+    let file = dir.path().join("audit.jsonl");
+    let path = file.clone();
+    let (_up, g) = setup_with(
+        // no namespace collides with a created or renamed table (the check asks with HEAD)
+        |r| if r.method == "HEAD" { Reply::raw(404, "") } else { Reply::ok() },
+        move |c| {
+            c.audit.enabled = true;
+            c.audit.file = Some(path);
+        },
+    )
+    .await;
+    let create = br#"{"name":"payroll","schema":{"type":"struct","fields":[]}}"#;
+    let json = ("content-type", "application/json");
+    let target = "/v1/prod/namespaces/sales/tables";
+    send(g.addr, "POST", target, &[("authorization", &basic("bob")), json], create).await;
+    // bob may create, but not place the table's data himself: refused once the body is read
+    let placed = br#"{"name":"payroll2","location":"file:///elsewhere","schema":{"type":"struct","fields":[]}}"#;
+    let denied = send(g.addr, "POST", target, &[("authorization", &basic("bob")), json], placed).await;
+    assert_eq!(denied.status, 403);
+    let rename =
+        br#"{"source":{"namespace":["sales"],"name":"orders"},"destination":{"namespace":["sales"],"name":"orders2"}}"#;
+    let renamed =
+        send(g.addr, "POST", "/v1/prod/tables/rename", &[("authorization", &basic("alice")), json], rename).await;
+    assert_eq!(renamed.status, 200, "{}", renamed.text());
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    let created =
+        json!([{"type": "SCHEMA", "fullName": "prod.sales"}, {"type": "TABLE", "fullName": "prod.sales.payroll"}]);
+    assert_eq!((lines[0]["user"].as_str(), &lines[0]["objects"]), (Some("bob"), &created), "{text}");
+    // a refused create names what it tried to create
+    assert_eq!(lines[1]["decision"], "deny", "{text}");
+    assert_eq!(lines[1]["objects"][1], json!({"type": "TABLE", "fullName": "prod.sales.payroll2"}), "{text}");
+    assert_eq!(
+        lines[2]["objects"],
+        json!([
+            {"type": "CATALOG", "fullName": "prod"},
+            {"type": "TABLE", "fullName": "prod.sales.orders"},
+            {"type": "TABLE", "fullName": "prod.sales.orders2"}
+        ]),
+        "{text}"
+    );
+}
+
+#[tokio::test]
 async fn a_refusal_sent_before_the_body_is_read_tells_the_client_the_connection_closes() {
     let (upstream, g) = setup().await;
     let body = br#"{"updates":[],"requirements":[]}"#;
