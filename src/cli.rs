@@ -168,13 +168,7 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("ICEGATE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .try_init();
+    init_logs();
     match crate::run::run(config) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -182,6 +176,21 @@ fn serve(args: ServeArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Logs on stderr: `ICEGATE_LOG` filters them (default `info`); `ICEGATE_LOG_FORMAT=json` writes
+/// one JSON object per line (for Kubernetes' log collectors), otherwise text, coloured only
+/// when stderr is a terminal.
+fn init_logs() {
+    use std::io::IsTerminal;
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ICEGATE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter);
+    let _ = if std::env::var("ICEGATE_LOG_FORMAT").is_ok_and(|f| f == "json") {
+        builder.json().with_current_span(false).try_init()
+    } else {
+        builder.with_ansi(std::io::stderr().is_terminal()).try_init()
+    };
 }
 
 /// Every diagnostic of a policy that did not load, one `FILE:LINE: message` per line.

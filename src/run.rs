@@ -31,6 +31,9 @@ pub fn run(config: Config) -> Result<(), RunError> {
     for w in &loaded.warnings {
         tracing::warn!("policy: {w}");
     }
+    if let Some(w) = crate::identity::simple::network_warning(&config) {
+        tracing::warn!("{w}");
+    }
     // A candidate that does not load is reported, not fatal: the live policy is what serves.
     let shadow = config.shadow_policy.as_deref().and_then(|path| match crate::policy::load_path(path) {
         Ok(l) => Some(l.snapshot),

@@ -10,6 +10,7 @@ mod deploy;
 mod fake_upstream;
 mod identity_jwt;
 mod java_names;
+mod logs;
 mod messages;
 mod openapi;
 mod owners;
