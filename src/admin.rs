@@ -91,7 +91,9 @@ fn plain(status: StatusCode, content_type: &'static str, body: String) -> Respon
 }
 
 /// Probes the upstream until `shutdown`: any HTTP answer to `GET {base}/v1/config` (even
-/// 401) means reachable; a connection failure or timeout means not.
+/// 401, or a 400 for a missing `warehouse`) means reachable; a connection failure or timeout
+/// means not. `upstream.readiness_probe` names another target; without it the probe sends the
+/// query clients' getConfig requests carry (so a catalog that needs `warehouse=` gets it).
 pub async fn probe_upstream(shared: Arc<Shared>, shutdown: impl Future<Output = ()>) {
     tokio::pin!(shutdown);
     let mut tick = tokio::time::interval(PROBE_EVERY);
@@ -107,7 +109,12 @@ pub async fn probe_upstream(shared: Arc<Shared>, shutdown: impl Future<Output = 
 }
 
 pub async fn probe_once(shared: &Shared) -> bool {
-    let Ok(uri) = shared.upstream.uri("/v1/config", "") else { return false };
+    let learned = shared.health.config_query.lock().ok().and_then(|q| q.clone()).unwrap_or_default();
+    let (path, query) = match &shared.config.upstream.readiness_probe {
+        Some(probe) => probe.split_once('?').unwrap_or((probe, "")),
+        None => ("/v1/config", learned.as_str()),
+    };
+    let Ok(uri) = shared.upstream.uri(path, query) else { return false };
     let empty = http_body_util::Empty::new();
     use http_body_util::BodyExt;
     let body = empty.map_err(|never| match never {}).boxed();

@@ -141,6 +141,9 @@ async fn pipeline(
         record.decided();
         let response = send(shared, &parts.headers, &out, Empty::new().map_err(|never| match never {}).boxed()).await?;
         record.upstream_status = Some(response.status().as_u16());
+        if response.status().is_success() {
+            shared.health.accepted_config_query(out.query);
+        }
         return rewrite_response(
             shared,
             route,
