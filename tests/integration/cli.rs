@@ -22,7 +22,7 @@ pub(crate) const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/policies/
 fn check_accepts_the_example_policy_and_prints_its_counts() {
     let out = icegate(&["check", "--policy", EXAMPLE]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out).trim(), "users: 5, groups: 2, roles: 5, grants: 27 (allow 25, deny 2), owners: 2");
+    assert_eq!(stdout(&out).trim(), "users: 6, groups: 2, roles: 6, grants: 30 (allow 28, deny 2), owners: 2");
     assert_eq!(stderr(&out), "", "the example policy means what its comments say");
 }
 
