@@ -7,6 +7,7 @@ mod attacks;
 mod cli;
 mod conformance;
 mod deploy;
+mod docs;
 mod fake_upstream;
 mod identity_jwt;
 mod java_names;
