@@ -1018,19 +1018,24 @@ async fn a_credential_bearing_response_cut_off_mid_body_is_502() {
 
 // ---- audit ----
 
-#[tokio::test]
-async fn every_request_gets_one_audit_line_without_secrets() {
+/// icegate auditing to a file (in the returned directory) in front of `script`.
+async fn with_audit_file(
+    script: impl Fn(&crate::fake_upstream::Recorded) -> Reply + Send + Sync + 'static,
+) -> (FakeUpstream, crate::fake_upstream::Gate, crate::support::TempDir, std::path::PathBuf) {
     let dir = crate::support::TempDir::new("audit");
     let file = dir.path().join("audit.jsonl");
     let path = file.clone();
-    let (_up, g) = setup_with(
-        |_| Reply::ok(),
-        move |c| {
-            c.audit.enabled = true;
-            c.audit.file = Some(path);
-        },
-    )
+    let (up, g) = setup_with(script, move |c| {
+        c.audit.enabled = true;
+        c.audit.file = Some(path);
+    })
     .await;
+    (up, g, dir, file)
+}
+
+#[tokio::test]
+async fn every_request_gets_one_audit_line_without_secrets() {
+    let (_up, g, _dir, file) = with_audit_file(|_| Reply::ok()).await;
     let secret = basic("alice");
     let a =
         send(g.addr, "GET", LOAD_ORDERS, &[("authorization", &secret), ("x-gravitino-active-roles", "analyst")], b"")
@@ -1064,18 +1069,9 @@ async fn every_request_gets_one_audit_line_without_secrets() {
 
 #[tokio::test]
 async fn an_audit_line_names_the_objects_a_body_creates_or_renames() {
-    let dir = crate::support::TempDir::new("audit-objects");
-    let file = dir.path().join("audit.jsonl");
-    let path = file.clone();
-    let (_up, g) = setup_with(
-        // no namespace collides with a created or renamed table (the check asks with HEAD)
-        |r| if r.method == "HEAD" { Reply::raw(404, "") } else { Reply::ok() },
-        move |c| {
-            c.audit.enabled = true;
-            c.audit.file = Some(path);
-        },
-    )
-    .await;
+    // no namespace collides with a created or renamed table (the check asks with HEAD)
+    let (_up, g, _dir, file) =
+        with_audit_file(|r| if r.method == "HEAD" { Reply::raw(404, "") } else { Reply::ok() }).await;
     let create = br#"{"name":"payroll","schema":{"type":"struct","fields":[]}}"#;
     let json = ("content-type", "application/json");
     let target = "/v1/prod/namespaces/sales/tables";
