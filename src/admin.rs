@@ -65,6 +65,9 @@ fn answer(shared: &Shared, request: &Request<Incoming>) -> Response<Full<Bytes>>
 pub fn readiness(shared: &Shared) -> (bool, serde_json::Value) {
     let state = shared.state.load();
     let reachable = shared.health.upstream_reachable.load(Ordering::Relaxed);
+    // Beside the contract's keys; the store does not decide readiness (reads go on from its
+    // last view while it cannot be written).
+    let owners = shared.owners.status();
     let body = serde_json::json!({
         "ready": reachable,
         "policy": {
@@ -74,6 +77,7 @@ pub fn readiness(shared: &Shared) -> (bool, serde_json::Value) {
             "stale": shared.health.stale.load(Ordering::Relaxed),
         },
         "upstream": {"reachable": reachable},
+        "owners": {"store": owners.store.as_str(), "writable": owners.writable, "pending": owners.pending},
     });
     (reachable, body)
 }
@@ -87,7 +91,9 @@ fn plain(status: StatusCode, content_type: &'static str, body: String) -> Respon
 }
 
 /// Probes the upstream until `shutdown`: any HTTP answer to `GET {base}/v1/config` (even
-/// 401) means reachable; a connection failure or timeout means not.
+/// 401, or a 400 for a missing `warehouse`) means reachable; a connection failure or timeout
+/// means not. `upstream.readiness_probe` names another target; without it the probe sends the
+/// query clients' getConfig requests carry (so a catalog that needs `warehouse=` gets it).
 pub async fn probe_upstream(shared: Arc<Shared>, shutdown: impl Future<Output = ()>) {
     tokio::pin!(shutdown);
     let mut tick = tokio::time::interval(PROBE_EVERY);
@@ -103,7 +109,12 @@ pub async fn probe_upstream(shared: Arc<Shared>, shutdown: impl Future<Output = 
 }
 
 pub async fn probe_once(shared: &Shared) -> bool {
-    let Ok(uri) = shared.upstream.uri("/v1/config", "") else { return false };
+    let learned = shared.health.config_query.lock().ok().and_then(|q| q.clone()).unwrap_or_default();
+    let (path, query) = match &shared.config.upstream.readiness_probe {
+        Some(probe) => probe.split_once('?').unwrap_or((probe, "")),
+        None => ("/v1/config", learned.as_str()),
+    };
+    let Ok(uri) = shared.upstream.uri(path, query) else { return false };
     let empty = http_body_util::Empty::new();
     use http_body_util::BodyExt;
     let body = empty.map_err(|never| match never {}).boxed();

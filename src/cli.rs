@@ -2,6 +2,8 @@
 //! `owners` and the policy-as-code commands (`test`, `who-can`, `diff`, `report`) dispatched.
 
 use crate::decide::{self, Input, Settings};
+use crate::owners::index::OwnerIndex;
+use crate::policy::snapshot::Snapshot;
 use crate::policy::{self, LoadError, Loaded};
 use crate::roles::{OwnershipMode, Principal};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -10,6 +12,7 @@ use serde_json::value::RawValue;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(Debug, Parser)]
 #[command(name = "icegate", version, about = "An authorizing reverse proxy for Apache Iceberg REST catalogs")]
@@ -69,8 +72,13 @@ enum Ownership {
 
 #[derive(Debug, clap::Args)]
 struct ExplainArgs {
+    /// The policy file or directory (with `--config`: instead of the config's `policy`).
+    #[arg(long, required_unless_present = "config")]
+    policy: Option<PathBuf>,
+    /// A serving config file: its policy, its settings and the owners its ownership store
+    /// has recorded, so the decision is the one `icegate serve --config FILE` enforces.
     #[arg(long)]
-    policy: PathBuf,
+    config: Option<PathBuf>,
     #[arg(long)]
     user: String,
     /// An identity-provided group (repeatable).
@@ -89,8 +97,9 @@ struct ExplainArgs {
     /// The upstream's JSON list response.
     #[arg(long)]
     list_response: Option<PathBuf>,
-    #[arg(long, value_enum, default_value = "always")]
-    ownership: Ownership,
+    /// `narrowing.ownership` [default: the config's, else always].
+    #[arg(long, value_enum)]
+    ownership: Option<Ownership>,
     /// An identity-bound active-roles claim, comma-separated; `--claim-roles=` is an empty claim.
     #[arg(long)]
     claim_roles: Option<String>,
@@ -159,13 +168,7 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("ICEGATE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .try_init();
+    init_logs();
     match crate::run::run(config) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -173,6 +176,21 @@ fn serve(args: ServeArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Logs on stderr: `ICEGATE_LOG` filters them (default `info`); `ICEGATE_LOG_FORMAT=json` writes
+/// one JSON object per line (for Kubernetes' log collectors), otherwise text, coloured only
+/// when stderr is a terminal.
+fn init_logs() {
+    use std::io::IsTerminal;
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ICEGATE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter);
+    let _ = if std::env::var("ICEGATE_LOG_FORMAT").is_ok_and(|f| f == "json") {
+        builder.json().with_current_span(false).try_init()
+    } else {
+        builder.with_ansi(std::io::stderr().is_terminal()).try_init()
+    };
 }
 
 /// Every diagnostic of a policy that did not load, one `FILE:LINE: message` per line.
@@ -207,13 +225,42 @@ fn read_file(what: &str, path: &Path) -> Result<Vec<u8>, ExitCode> {
     })
 }
 
-fn explain(args: &ExplainArgs) -> ExitCode {
-    let snapshot = match policy::load_path(&args.policy) {
-        Ok(loaded) => loaded.snapshot,
-        Err(e) => {
-            print_errors(&e);
-            return ExitCode::from(2);
+/// What `explain` decides with: the policy, the settings and the ownership store's owners
+/// (none without `--config`).
+fn explain_context(args: &ExplainArgs) -> Result<(Snapshot, Settings, Arc<OwnerIndex>), ExitCode> {
+    let (policy, mut settings, owners) = match &args.config {
+        None => (args.policy.clone().unwrap_or_default(), Settings::default(), Arc::default()),
+        Some(file) => {
+            let overrides = crate::config::Overrides { policy: args.policy.clone(), ..Default::default() };
+            let config = crate::config::Config::load(Some(file), overrides).map_err(|e| {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            })?;
+            let owners = crate::owners::cli::read_index(&config.owners).map_err(|e| {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            })?;
+            (config.policy.clone().unwrap_or_default(), config.decide_settings(), owners)
         }
+    };
+    if let Some(mode) = args.ownership {
+        settings.ownership = match mode {
+            Ownership::Always => OwnershipMode::Always,
+            Ownership::Narrowed => OwnershipMode::Narrowed,
+            Ownership::Caller => OwnershipMode::Caller,
+        };
+    }
+    let snapshot = policy::load_path(&policy).map_err(|e| {
+        print_errors(&e);
+        ExitCode::from(2)
+    })?;
+    Ok((snapshot.snapshot, settings, owners))
+}
+
+fn explain(args: &ExplainArgs) -> ExitCode {
+    let (snapshot, settings, owners) = match explain_context(args) {
+        Ok(context) => context,
+        Err(code) => return code,
     };
     let body = match args.body.as_deref().map(|p| read_file("body", p)).transpose() {
         Ok(b) => b,
@@ -226,14 +273,6 @@ fn explain(args: &ExplainArgs) -> ExitCode {
     let claim_roles = args.claim_roles.as_ref().map(|c| {
         c.split(',').map(|r| r.trim_matches([' ', '\t'])).filter(|r| !r.is_empty()).map(str::to_owned).collect()
     });
-    let settings = Settings {
-        ownership: match args.ownership {
-            Ownership::Always => OwnershipMode::Always,
-            Ownership::Narrowed => OwnershipMode::Narrowed,
-            Ownership::Caller => OwnershipMode::Caller,
-        },
-        ..Settings::default()
-    };
     let input = Input {
         method: &args.method,
         target: &args.target,
@@ -243,7 +282,7 @@ fn explain(args: &ExplainArgs) -> ExitCode {
         exists: args.exists,
         list_response: list_response.as_deref(),
     };
-    let explanation = Explanation::from(decide::decide(&snapshot, &settings, &input));
+    let explanation = Explanation::from(decide::decide_with_owners(&snapshot, &owners, &settings, &input));
     match serde_json::to_string(&explanation) {
         Ok(json) => {
             println!("{json}");

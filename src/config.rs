@@ -137,6 +137,10 @@ pub struct Upstream {
     pub forward_active_roles: bool,
     /// A CA (PEM) trusted for an `https://` upstream, besides the system's roots.
     pub ca_file: Option<PathBuf>,
+    /// What `/readyz` asks the upstream (path and query after its base path), e.g.
+    /// `/v1/config?warehouse=lake` for a catalog that needs a warehouse. Unset: `/v1/config`
+    /// with the query of the last getConfig a client sent that the upstream answered 2xx.
+    pub readiness_probe: Option<String>,
 }
 
 impl Default for Upstream {
@@ -151,6 +155,7 @@ impl Default for Upstream {
             response_timeout_ms: 30_000,
             forward_active_roles: true,
             ca_file: None,
+            readiness_probe: None,
         }
     }
 }
@@ -455,6 +460,14 @@ impl Config {
             return Err(ConfigError::Invalid {
                 key: "lists.page_token_key",
                 message: "expected 64 hex characters".into(),
+            });
+        }
+        if let Some(probe) = &self.upstream.readiness_probe
+            && (!probe.starts_with('/') || probe.parse::<http::uri::PathAndQuery>().is_err())
+        {
+            return Err(ConfigError::Invalid {
+                key: "upstream.readiness_probe",
+                message: format!("`{probe}` is not a path (and query) starting with `/`"),
             });
         }
         self.credentials.validate()?;

@@ -66,26 +66,6 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<i
     response
 }
 
-/// The objects of a route, for the audit record.
-fn audit_objects(route: &Route, catalog: &str) -> Vec<audit::Object> {
-    use OperationId as Op;
-    let schema = route.namespace.as_ref().map(|ns| format!("{catalog}.{}", ns.schema_name()));
-    let leaf = |kind| {
-        schema.as_ref().zip(route.name.as_ref()).map(|(s, n)| audit::Object { kind, full_name: format!("{s}.{n}") })
-    };
-    let object = match route.operation {
-        Op::LoadView | Op::ReplaceView | Op::DropView | Op::ViewExists => leaf("VIEW"),
-        Op::LoadFunction => leaf("FUNCTION"),
-        _ if route.name.is_some() => leaf("TABLE"),
-        _ => schema.clone().map(|full_name| audit::Object { kind: "SCHEMA", full_name }),
-    };
-    match object {
-        Some(o) => vec![o],
-        None if catalog.is_empty() => Vec::new(),
-        None => vec![audit::Object { kind: "CATALOG", full_name: catalog.to_owned() }],
-    }
-}
-
 async fn pipeline(
     shared: &Shared,
     state: &DecisionState,
@@ -144,7 +124,7 @@ async fn pipeline(
     let (route, catalog) = decide::classify_stage(snap, &method, route.as_ref())?;
     let op = route.operation;
     record.operation = Some(op.as_str());
-    record.objects = audit_objects(route, catalog);
+    record.objects = audit::objects::of_path(route, catalog);
 
     // narrow
     let narrowed = decide::narrow_stage(snap, settings, &principal, &header, op)?;
@@ -161,6 +141,9 @@ async fn pipeline(
         record.decided();
         let response = send(shared, &parts.headers, &out, Empty::new().map_err(|never| match never {}).boxed()).await?;
         record.upstream_status = Some(response.status().as_u16());
+        if response.status().is_success() {
+            shared.health.accepted_config_query(out.query);
+        }
         return rewrite_response(
             shared,
             route,
@@ -222,6 +205,7 @@ async fn pipeline(
         let rules = decide::name_rules(snap, settings, catalog);
         let parsed =
             iceberg_body::inspect(route, bytes, &rules).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+        record.objects.extend(audit::objects::of_body(route, catalog, &parsed));
         // what only the upstream knows, asked before the decision that reads it
         let questions = decide::questions(snap, &subject, &request, &parsed);
         let asked = (route, catalog);

@@ -17,6 +17,9 @@ pub enum RunError {
     Tls(#[from] crate::tls::TlsError),
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
+    /// DESIGN.md §10: a store that cannot be opened or written at start-up stops icegate.
+    #[error("{0}")]
+    Owners(String),
     #[error("cannot listen on `{addr}`: {source}")]
     Listen { addr: std::net::SocketAddr, source: std::io::Error },
 }
@@ -27,6 +30,9 @@ pub fn run(config: Config) -> Result<(), RunError> {
     let loaded = crate::policy::load_path(&policy)?;
     for w in &loaded.warnings {
         tracing::warn!("policy: {w}");
+    }
+    if let Some(w) = crate::identity::simple::network_warning(&config) {
+        tracing::warn!("{w}");
     }
     // A candidate that does not load is reported, not fatal: the live policy is what serves.
     let shadow = config.shadow_policy.as_deref().and_then(|path| match crate::policy::load_path(path) {
@@ -50,10 +56,15 @@ pub fn run(config: Config) -> Result<(), RunError> {
         let grace = Duration::from_secs(config.shutdown_grace_seconds);
         let stats = loaded.snapshot.stats();
         let shared = Shared::with_shadow(config, loaded.snapshot, shadow, upstream);
+        if let Some(why) = shared.owners.startup_error() {
+            return Err(RunError::Owners(owners_hint(why, shared.owners.config().kind())));
+        }
         shared.audit.batch_until(&park);
         // A shared ownership store is read before the first request (the embedded one was
         // read when it opened); unreachable, it is logged, and creates wait for it (503).
-        if let Err(e) = shared.owners.refresh().await {
+        let read = shared.owners.refresh().await;
+        shared.owners.note(read.is_ok());
+        if let Err(e) = read {
             tracing::error!(error = %e, "cannot read the ownership store; owners by creation apply once it is reachable");
         }
         crate::owners::settle::publish(&shared);
@@ -83,6 +94,17 @@ pub fn run(config: Config) -> Result<(), RunError> {
         tracing::info!("icegate stopped");
         Ok(())
     })
+}
+
+/// The start-up error of an ownership store, with the settings that change it.
+fn owners_hint(why: &str, kind: crate::owners::StoreKind) -> String {
+    let setting = match kind {
+        crate::owners::StoreKind::Postgres => "fix `[owners] url` (or `url_file`)",
+        _ => "set `[owners] path` to a file icegate can create and write (its directory must exist)",
+    };
+    format!(
+        "{why}\n{setting}, or set `[owners] store = \"off\"` to run without an ownership store (creators then own nothing)"
+    )
 }
 
 /// The runtime `[runtime]` asks for: one thread runs a current-thread runtime, where a

@@ -28,7 +28,7 @@ pub struct ListenerTls {
     pub client_ca_file: Option<PathBuf>,
 }
 
-fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+pub fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
@@ -46,7 +46,8 @@ fn load_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
     PrivateKeyDer::from_pem_file(path).map_err(|e| TlsError::Key { path: path.to_owned(), message: e.to_string() })
 }
 
-fn roots(path: &Path) -> Result<RootCertStore, TlsError> {
+/// The certificates of a PEM file, as trust anchors.
+pub fn roots(path: &Path) -> Result<RootCertStore, TlsError> {
     let mut roots = RootCertStore::empty();
     for cert in load_certs(path)? {
         roots.add(cert).map_err(|e| TlsError::Certs { path: path.to_owned(), message: e.to_string() })?;
@@ -77,19 +78,27 @@ pub fn server_config(tls: &ListenerTls) -> Result<Arc<rustls::ServerConfig>, Tls
 
 /// The upstream client's TLS config: the system's roots, plus `ca_file` when set.
 pub fn client_config(ca_file: Option<&Path>) -> Result<rustls::ClientConfig, TlsError> {
-    let mut roots = RootCertStore::empty();
-    let native = rustls_native_certs::load_native_certs();
-    for cert in native.certs {
-        let _ = roots.add(cert);
-    }
+    let mut roots = system_roots();
     if let Some(ca) = ca_file {
         for cert in load_certs(ca)? {
             roots.add(cert).map_err(|e| TlsError::Certs { path: ca.to_owned(), message: e.to_string() })?;
         }
     }
-    Ok(rustls::ClientConfig::builder_with_provider(provider())
+    Ok(client_builder()?.with_root_certificates(roots).with_no_client_auth())
+}
+
+/// The system's trusted roots (those that parse).
+pub fn system_roots() -> RootCertStore {
+    let mut roots = RootCertStore::empty();
+    for cert in rustls_native_certs::load_native_certs().certs {
+        let _ = roots.add(cert);
+    }
+    roots
+}
+
+/// A client config builder with this crate's provider and safe protocol versions.
+pub fn client_builder() -> Result<rustls::ConfigBuilder<rustls::ClientConfig, rustls::WantsVerifier>, TlsError> {
+    rustls::ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
-        .map_err(|e| TlsError::Config(e.to_string()))?
-        .with_root_certificates(roots)
-        .with_no_client_auth())
+        .map_err(|e| TlsError::Config(e.to_string()))
 }

@@ -31,10 +31,15 @@ for p in "${APT_PACKAGES[@]}"; do
 done
 command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)
 if ((${#missing[@]})); then
-  log "apt-get install ${missing[*]}"
+  log "apt-get install ${missing[*]} (about a minute; its output is shown only if it fails)"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  quietly() { # run a command with its output kept aside, shown only when it fails
+    local out; out="$(mktemp)"
+    if ! "$@" >"$out" 2>&1; then cat "$out" >&2; rm -f "$out"; return 1; fi
+    rm -f "$out"
+  }
+  quietly $SUDO apt-get update -qq
+  quietly $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
 # 2. The Iceberg jar, from the pinned (hash-checked) wheel; downloaded, not installed.

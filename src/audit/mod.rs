@@ -3,6 +3,7 @@
 //! decisions and statuses only.
 
 mod line;
+pub mod objects;
 mod writer;
 
 pub use writer::{ParkFlush, Sink};

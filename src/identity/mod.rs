@@ -7,7 +7,7 @@ mod header;
 mod jwks;
 mod jwt;
 pub mod mtls;
-mod simple;
+pub mod simple;
 
 pub use jwt::JwtKeys;
 pub use jwt::validate as validate_jwt;

@@ -56,7 +56,8 @@ enum OwnersCommand {
     },
 }
 
-/// The `[owners]` section of a config file; other sections are not read.
+/// The `[owners]` section of a config file; other sections are not read. Without one, the
+/// embedded store at its default path, as `icegate serve` would use it.
 fn owners_config(path: &Path) -> Result<Config, String> {
     let text =
         std::fs::read_to_string(path).map_err(|e| format!("cannot read config file `{}`: {e}", path.display()))?;
@@ -66,10 +67,7 @@ fn owners_config(path: &Path) -> Result<Config, String> {
     let config: Config = section.try_into().map_err(|e| format!("invalid `[owners]` in `{}`: {e}", path.display()))?;
     config.validate().map_err(|e| e.to_string())?;
     if config.kind() == super::StoreKind::Off {
-        return Err(format!(
-            "`{}` configures no ownership store (`[owners] path` or `url` is not set)",
-            path.display()
-        ));
+        return Err(format!("`{}` turns the ownership store off (`[owners] store = \"off\"`)", path.display()));
     }
     Ok(config)
 }
@@ -88,6 +86,24 @@ pub fn main(args: &OwnersArgs) -> ExitCode {
     }
 }
 
+/// The store `config` names, read once (for `icegate explain --config`): an empty index when
+/// it is off.
+pub fn read_index(config: &Config) -> Result<std::sync::Arc<super::index::OwnerIndex>, String> {
+    let owners = Owners::new(config).map_err(|e| e.to_string())?;
+    if !owners.is_on() {
+        return Ok(owners.index());
+    }
+    runtime()?.block_on(owners.refresh()).map_err(|e| e.to_string())?;
+    Ok(owners.index())
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start a runtime: {e}"))
+}
+
 fn run(args: &OwnersArgs) -> Result<ExitCode, String> {
     let config = match &args.command {
         OwnersCommand::List { config }
@@ -95,11 +111,7 @@ fn run(args: &OwnersArgs) -> Result<ExitCode, String> {
         | OwnersCommand::Remove { config, .. }
         | OwnersCommand::Forget { config, .. } => owners_config(config)?,
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start a runtime: {e}"))?;
-    runtime.block_on(command(args, &config))
+    runtime()?.block_on(command(args, &config))
 }
 
 async fn command(args: &OwnersArgs, config: &Config) -> Result<ExitCode, String> {

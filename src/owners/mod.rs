@@ -8,17 +8,20 @@
 //! from the upstream's answer before the response is returned ([`settle`] has the rule).
 
 pub mod cli;
+mod config;
 pub mod embedded;
 pub mod index;
+pub mod pg_tls;
 pub mod plan;
 pub mod postgres;
 pub mod settle;
 
+pub use config::{Config, StoreKind, default_path, default_path_in};
 use embedded::Embedded;
 use index::{Kind, OwnerIndex, Record};
-use serde::Deserialize;
 use settle::Settlement;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use thiserror::Error;
@@ -38,78 +41,6 @@ pub enum OwnersError {
         "the upstream carried the request out, but the ownership store could not record it yet ({0}); it is reconciled later"
     )]
     Unrecorded(String),
-}
-
-/// `[owners]` of the config file (documented in docs/config.md).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Config {
-    /// `embedded`, `postgres` or `off`; when unset, `embedded` if `path` is set, `postgres`
-    /// if `url` or `url_file` is, else `off`.
-    pub store: Option<StoreKind>,
-    /// The embedded store's file (created if missing; its directory must exist).
-    pub path: Option<PathBuf>,
-    /// PostgreSQL's connection string (`postgresql://user@host:port/db` or `host=... user=...`).
-    pub url: Option<String>,
-    /// Or read it from a file (a mounted Secret).
-    pub url_file: Option<PathBuf>,
-    /// How long one write may take (a lock held by another process, an unreachable server)
-    /// before the request gets 503.
-    pub timeout_ms: u64,
-    /// How often pending intents are reconciled and the store re-read (changes by other
-    /// replicas or `icegate owners`, when no notification arrived).
-    pub poll_interval_seconds: u64,
-    /// How long the location the upstream assigned to a stage-create is remembered, for the
-    /// commit of that staged create (DESIGN.md §4 updateTable).
-    pub staged_location_seconds: u64,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Self {
-            store: None,
-            path: None,
-            url: None,
-            url_file: None,
-            timeout_ms: 2000,
-            poll_interval_seconds: 5,
-            staged_location_seconds: 24 * 3600,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum StoreKind {
-    Embedded,
-    Postgres,
-    Off,
-}
-
-impl Config {
-    pub fn kind(&self) -> StoreKind {
-        self.store.unwrap_or(if self.path.is_some() {
-            StoreKind::Embedded
-        } else if self.url.is_some() || self.url_file.is_some() {
-            StoreKind::Postgres
-        } else {
-            StoreKind::Off
-        })
-    }
-
-    pub fn validate(&self) -> Result<(), crate::config::ConfigError> {
-        let invalid = |key, message: &str| crate::config::ConfigError::Invalid { key, message: message.into() };
-        match self.kind() {
-            StoreKind::Embedded if self.path.is_none() => {
-                Err(invalid("owners.path", "required when `owners.store` is `embedded`"))
-            }
-            StoreKind::Postgres if self.url.is_none() == self.url_file.is_none() => Err(invalid(
-                "owners.url",
-                "exactly one of `url` and `url_file` is required when `owners.store` is `postgres`",
-            )),
-            _ => Ok(()),
-        }
-    }
 }
 
 /// An object a change is about: its Gravitino full name and its path upstream (after the
@@ -145,8 +76,8 @@ enum Backend {
     /// Configured, but it could not be set up (the reason): every write fails, so creates,
     /// drops and renames get 503.
     Unavailable(String),
-    /// Opened on first use, and again after a failure to open.
-    Embedded(Mutex<Option<Embedded>>),
+    /// The file, opened on first use, and again after a failure to open.
+    Embedded(PathBuf, Mutex<Option<Embedded>>),
     Postgres(Box<postgres::Postgres>),
 }
 
@@ -170,51 +101,121 @@ pub struct Owners {
     config: Config,
     backend: Backend,
     indexed: Mutex<Indexed>,
+    /// Why the store could not be opened when serving started (`icegate serve` exits on it).
+    startup_error: Option<String>,
+    /// Whether the last read or write of the store succeeded, for `/readyz`.
+    writable: AtomicBool,
+    /// Intents the last reconciliation left unsettled, for `/readyz`.
+    pending: AtomicUsize,
+}
+
+/// What `/readyz` says about the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Status {
+    pub store: StoreKind,
+    pub writable: bool,
+    pub pending: usize,
 }
 
 fn poisoned<T>(_: T) -> OwnersError {
     OwnersError::Task("the ownership index lock is poisoned".into())
 }
 
+/// The embedded store's file; the default one's directory is created (readable by this user
+/// only: whoever can write the store can make anyone an owner).
+fn embedded_path(config: &Config) -> Result<PathBuf, OwnersError> {
+    let path = config.embedded_path()?;
+    if config.path.is_none()
+        && let Some(dir) = path.parent()
+    {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+            .create(dir)
+            .map_err(|e| OwnersError::Open { path: path.display().to_string(), reason: e.to_string() })?;
+    }
+    Ok(path)
+}
+
 impl Owners {
-    /// The configured store, not yet read (see [`Owners::refresh`]). A store that does not
-    /// open is not fatal: icegate serves, refusing creates, drops and renames with 503.
+    /// The configured store, not yet read (see [`Owners::refresh`]).
     pub fn new(config: &Config) -> Result<Arc<Self>, OwnersError> {
-        let backend = match config.kind() {
-            StoreKind::Off => Backend::Off,
-            StoreKind::Embedded => Backend::Embedded(Mutex::new(None)),
-            StoreKind::Postgres => Backend::Postgres(Box::new(postgres::Postgres::new(config)?)),
-        };
-        Ok(Arc::new(Self { config: config.clone(), backend, indexed: Mutex::default() }))
+        Self::build(config).map(Arc::new)
     }
 
-    /// [`Owners::new`] for serving: problems are logged, and an embedded store is read at once.
-    pub fn open(config: &Config) -> Arc<Self> {
-        let owners = match Self::new(config) {
-            Ok(o) => o,
-            Err(e) => {
-                tracing::error!(error = %e, "ownership store cannot be set up; creates, drops and renames get 503");
-                Arc::new(Self {
-                    config: config.clone(),
-                    backend: Backend::Unavailable(e.to_string()),
-                    indexed: Mutex::default(),
-                })
-            }
+    fn build(config: &Config) -> Result<Self, OwnersError> {
+        let backend = match config.kind() {
+            StoreKind::Off => Backend::Off,
+            StoreKind::Embedded => Backend::Embedded(embedded_path(config)?, Mutex::new(None)),
+            StoreKind::Postgres => Backend::Postgres(Box::new(postgres::Postgres::new(config)?)),
         };
+        Ok(Self::with_backend(config, backend, None))
+    }
+
+    fn with_backend(config: &Config, backend: Backend, startup_error: Option<String>) -> Self {
+        Self {
+            config: config.clone(),
+            backend,
+            indexed: Mutex::default(),
+            startup_error,
+            writable: AtomicBool::new(false),
+            pending: AtomicUsize::new(0),
+        }
+    }
+
+    /// [`Owners::new`] for serving, with an embedded store read at once. A store that cannot
+    /// be set up or opened is logged and kept in [`Owners::startup_error`]: `icegate serve`
+    /// refuses to start on it, and an in-process server refuses creates, drops and renames
+    /// with 503 until it opens. A PostgreSQL server that is not reachable yet is no error.
+    pub fn open(config: &Config) -> Arc<Self> {
+        let mut owners = Self::build(config).unwrap_or_else(|e| {
+            let why = e.to_string();
+            Self::with_backend(config, Backend::Unavailable(why.clone()), Some(why))
+        });
         match &owners.backend {
-            Backend::Off => tracing::warn!(
-                "ownership store is off: created objects get no owner (set `[owners] path` or `url` to keep one)"
-            ),
-            Backend::Embedded(_) => match owners.refresh_blocking() {
-                Ok(_) => tracing::info!(path = ?config.path, records = owners.index().len(), "ownership store opened"),
-                Err(e) => {
-                    tracing::error!(error = %e, "ownership store does not open; creates, drops and renames get 503")
+            Backend::Off => {
+                tracing::info!("ownership store is off (`[owners] store = \"off\"`): created objects get no owner");
+            }
+            Backend::Embedded(path, _) => match owners.refresh_blocking() {
+                Ok(_) => {
+                    owners.note(true);
+                    let records = owners.index().len();
+                    tracing::info!(path = %path.display(), records, "ownership store opened");
                 }
+                Err(e) => owners.startup_error = Some(e.to_string()),
             },
             Backend::Postgres(_) => tracing::info!("ownership store is PostgreSQL; reading it"),
             Backend::Unavailable(_) => {}
         }
-        owners
+        if let Some(why) = &owners.startup_error {
+            tracing::error!(error = %why, "ownership store does not open");
+        }
+        Arc::new(owners)
+    }
+
+    /// Why the store could not be opened at start-up, if it could not.
+    pub fn startup_error(&self) -> Option<&str> {
+        self.startup_error.as_deref()
+    }
+
+    /// Records whether a read or write of the store just succeeded.
+    pub fn note(&self, ok: bool) {
+        self.writable.store(ok, Ordering::Relaxed);
+    }
+
+    /// Records how many intents the last reconciliation left unsettled.
+    pub fn note_pending(&self, n: usize) {
+        self.pending.store(n, Ordering::Relaxed);
+    }
+
+    pub fn status(&self) -> Status {
+        Status {
+            store: self.config.kind(),
+            writable: self.is_on() && self.writable.load(Ordering::Relaxed),
+            pending: self.pending.load(Ordering::Relaxed),
+        }
     }
 
     pub fn is_on(&self) -> bool {
@@ -244,7 +245,7 @@ impl Owners {
 
     /// Runs `f` on the open embedded file (opening it first if needed). Blocking.
     fn embedded<T>(&self, f: impl FnOnce(&mut Embedded) -> Result<T, OwnersError>) -> Result<T, OwnersError> {
-        let (Backend::Embedded(slot), Some(path)) = (&self.backend, &self.config.path) else {
+        let Backend::Embedded(path, slot) = &self.backend else {
             return Err(OwnersError::Off);
         };
         let mut slot = slot.lock().map_err(poisoned)?;
@@ -271,7 +272,7 @@ impl Owners {
         let ids = match &self.backend {
             Backend::Off => return Err(OwnersError::Off),
             Backend::Unavailable(why) => return Err(OwnersError::Store(why.clone())),
-            Backend::Embedded(_) => {
+            Backend::Embedded(..) => {
                 let intents = intents.clone();
                 self.blocking(move |o| o.embedded(|s| intents.iter().map(|i| s.begin(i, &now)).collect())).await?
             }
@@ -287,7 +288,7 @@ impl Owners {
             Backend::Off => return Err(OwnersError::Off),
             Backend::Unavailable(why) => return Err(OwnersError::Store(why.clone())),
             // The file and the index change under the file's lock, in the order of the writes.
-            Backend::Embedded(_) => {
+            Backend::Embedded(..) => {
                 return self
                     .blocking(move |o| {
                         o.embedded(|s| {
@@ -316,7 +317,7 @@ impl Owners {
             crate::audit::rfc3339(std::time::SystemTime::now().checked_sub(age).unwrap_or(std::time::UNIX_EPOCH));
         match &self.backend {
             Backend::Off | Backend::Unavailable(_) => Ok(Vec::new()),
-            Backend::Embedded(_) => self.blocking(move |o| o.embedded(|s| s.pending(&cutoff))).await,
+            Backend::Embedded(..) => self.blocking(move |o| o.embedded(|s| s.pending(&cutoff))).await,
             Backend::Postgres(pg) => pg.pending(&cutoff).await,
         }
     }
@@ -326,7 +327,7 @@ impl Owners {
         let generation = match &self.backend {
             Backend::Off => return Err(OwnersError::Off),
             Backend::Unavailable(why) => return Err(OwnersError::Store(why.clone())),
-            Backend::Embedded(_) => {
+            Backend::Embedded(..) => {
                 return self
                     .blocking(move |o| {
                         o.embedded(|s| {
@@ -346,7 +347,7 @@ impl Owners {
         let (removed, generation) = match &self.backend {
             Backend::Off => return Err(OwnersError::Off),
             Backend::Unavailable(why) => return Err(OwnersError::Store(why.clone())),
-            Backend::Embedded(_) => {
+            Backend::Embedded(..) => {
                 return self
                     .blocking(move |o| {
                         o.embedded(|s| {
@@ -368,7 +369,7 @@ impl Owners {
         match &self.backend {
             Backend::Off => Err(OwnersError::Off),
             Backend::Unavailable(why) => Err(OwnersError::Store(why.clone())),
-            Backend::Embedded(_) => self.blocking(move |o| o.embedded(|s| s.forget(id))).await,
+            Backend::Embedded(..) => self.blocking(move |o| o.embedded(|s| s.forget(id))).await,
             Backend::Postgres(pg) => pg.forget(id).await,
         }
     }
@@ -389,7 +390,7 @@ impl Owners {
         match &self.backend {
             Backend::Off => Ok(()),
             Backend::Unavailable(why) => Err(OwnersError::Store(why.clone())),
-            Backend::Embedded(_) => {
+            Backend::Embedded(..) => {
                 let (user, full_name, location) = (user.to_owned(), full_name.to_owned(), location.to_owned());
                 self.blocking(move |o| {
                     o.embedded(|s| s.remember_staged(&user, &full_name, &location, (&now, &expires_at)))
@@ -405,7 +406,7 @@ impl Owners {
         let now = crate::audit::rfc3339_now();
         match &self.backend {
             Backend::Off | Backend::Unavailable(_) => Ok(None),
-            Backend::Embedded(_) => {
+            Backend::Embedded(..) => {
                 let (user, full_name) = (user.to_owned(), full_name.to_owned());
                 self.blocking(move |o| o.embedded(|s| s.recall_staged(&user, &full_name, &now))).await
             }
@@ -419,7 +420,7 @@ impl Owners {
         match &self.backend {
             Backend::Off => Ok(false),
             Backend::Unavailable(why) => Err(OwnersError::Store(why.clone())),
-            Backend::Embedded(_) => self.blocking(Self::refresh_blocking).await,
+            Backend::Embedded(..) => self.blocking(Self::refresh_blocking).await,
             Backend::Postgres(pg) => {
                 let seen = self.indexed.lock().map_err(poisoned)?.read_at;
                 let Some((generation, records)) = pg.read_if_changed(seen).await? else { return Ok(false) };

@@ -8,13 +8,14 @@
 
 use super::embedded::{FORGET_EXPIRED_STAGED, MIGRATIONS, RECALL_STAGED, REMEMBER_STAGED, intent_of, record_of};
 use super::index::{Kind, Record};
+use super::pg_tls::{self, MakeRustls, RustlsStream, SslMode};
 use super::settle::Settlement;
 use super::{Change, Config, Intent, OwnersError};
 use crate::policy::model::OwnerType;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Mutex, Notify};
-use tokio_postgres::{AsyncMessage, Client, NoTls};
+use tokio_postgres::{AsyncMessage, Client};
 
 /// The notification channel.
 const CHANNEL: &str = "icegate_owners";
@@ -23,14 +24,22 @@ const CHANNEL: &str = "icegate_owners";
 #[derive(Debug)]
 pub struct Postgres {
     config: tokio_postgres::Config,
+    tls: MakeRustls,
     timeout: Duration,
     client: Mutex<Option<Client>>,
     /// Notified when another replica changed the store (or the listener reconnected).
     pub changed: Arc<Notify>,
 }
 
+/// The error with its causes (a TLS failure's reason is in its source).
 fn db(e: tokio_postgres::Error) -> OwnersError {
-    OwnersError::Store(e.to_string())
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(cause) = source {
+        text = format!("{text}: {cause}");
+        source = cause.source();
+    }
+    OwnersError::Store(text)
 }
 
 impl Postgres {
@@ -43,23 +52,37 @@ impl Postgres {
                 .to_owned(),
             (None, None) => return Err(OwnersError::Off),
         };
-        let mut pg: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| OwnersError::Open {
-            path: "owners.url".into(),
-            reason: e.to_string(),
-        })?;
+        let bad_url = |reason: String| OwnersError::Open { path: "owners.url".into(), reason };
+        let (url, tls) = pg_tls::split(&url).map_err(bad_url)?;
+        let mut pg: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| bad_url(e.to_string()))?;
         let timeout = Duration::from_millis(config.timeout_ms);
         pg.connect_timeout(timeout);
         pg.application_name("icegate");
-        Ok(Self { config: pg, timeout, client: Mutex::new(None), changed: Arc::new(Notify::new()) })
+        pg.ssl_mode(if tls.mode == SslMode::Off {
+            tokio_postgres::config::SslMode::Disable
+        } else {
+            tokio_postgres::config::SslMode::Require
+        });
+        let remote = pg.get_hosts().iter().any(|h| match h {
+            tokio_postgres::config::Host::Tcp(host) => {
+                host != "localhost" && !host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+            }
+            #[cfg(unix)]
+            tokio_postgres::config::Host::Unix(_) => false,
+        });
+        if tls.mode == SslMode::Off && remote {
+            tracing::warn!(
+                "the ownership store's PostgreSQL connection is not encrypted: add `sslmode=verify-full sslrootcert=CA-FILE` to `owners.url`"
+            );
+        }
+        let tls = pg_tls::connector(&tls).map_err(|e| bad_url(e.to_string()))?;
+        Ok(Self { config: pg, tls, timeout, client: Mutex::new(None), changed: Arc::new(Notify::new()) })
     }
 
     async fn connect(
         &self,
-    ) -> Result<
-        (Client, tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>),
-        OwnersError,
-    > {
-        self.config.connect(NoTls).await.map_err(db)
+    ) -> Result<(Client, tokio_postgres::Connection<tokio_postgres::Socket, RustlsStream>), OwnersError> {
+        self.config.connect(self.tls.clone()).await.map_err(db)
     }
 
     /// Runs `f` with a connected client within the timeout; a failure drops the connection so

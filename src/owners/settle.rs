@@ -71,7 +71,9 @@ pub async fn prepare(
         };
         intents.push(Intent { change, user: user.to_owned(), confirmable });
     }
-    let intents = shared.owners.begin(intents).await.inspect_err(|_| shared.metrics.owners_event("refused"))?;
+    let intents = shared.owners.begin(intents).await;
+    shared.owners.note(intents.is_ok());
+    let intents = intents.inspect_err(|_| shared.metrics.owners_event("refused"))?;
     Ok(Some(Prepared { intents }))
 }
 
@@ -118,7 +120,9 @@ async fn finish(shared: &Shared, id: i64, intent: Intent, settlement: Option<Set
         return Ok(());
     };
     let change = intent.change.clone();
-    shared.owners.settle(id, intent, settlement).await.inspect_err(|e| {
+    let settled = shared.owners.settle(id, intent, settlement).await;
+    shared.owners.note(settled.is_ok());
+    settled.inspect_err(|e| {
         // The intent stays in the store and is reconciled later.
         tracing::error!(error = %e, ?change, "cannot settle an ownership change; it stays pending");
     })
@@ -180,20 +184,26 @@ pub async fn reconcile_pending(shared: &Shared) -> usize {
     // replica); they settle themselves.
     let age =
         Duration::from_millis(shared.config.upstream.response_timeout_ms.saturating_mul(2)).max(Duration::from_secs(5));
-    let Ok(pending) = shared.owners.pending(age).await else { return 0 };
+    let Ok(pending) = shared.owners.pending(age).await else {
+        shared.owners.note(false);
+        return 0;
+    };
     let mut left = 0;
     for (id, intent) in pending {
         let settlement = reconcile(shared, &HeaderMap::new(), &intent).await;
         left += usize::from(settlement.is_none());
         let _ = finish(shared, id, intent, settlement).await;
     }
+    shared.owners.note_pending(left);
     publish(shared);
     left
 }
 
 /// Picks up changes other processes made to the store (`icegate owners`), then reconciles.
 pub async fn poll(shared: &Shared) -> usize {
-    match shared.owners.refresh().await {
+    let refreshed = shared.owners.refresh().await;
+    shared.owners.note(refreshed.is_ok());
+    match refreshed {
         Ok(true) => tracing::debug!("ownership store changed elsewhere; index re-read"),
         Ok(false) => {}
         Err(e) => tracing::warn!(error = %e, "cannot read the ownership store; deciding from its last view"),

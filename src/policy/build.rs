@@ -18,13 +18,15 @@ pub(crate) struct Builder {
     errors: Vec<Diagnostic>,
     warnings: Vec<Diagnostic>,
     file: PathBuf,
+    /// Every DENY grant and where it was written, for the warnings of [`super::lint`].
+    denies: Vec<super::lint::Deny>,
 }
 
 type Files = Vec<(PathBuf, raw::File)>;
 
 impl Builder {
     pub(crate) fn new(hash: String) -> Self {
-        Self { hash, errors: Vec::new(), warnings: Vec::new(), file: PathBuf::new() }
+        Self { hash, errors: Vec::new(), warnings: Vec::new(), file: PathBuf::new(), denies: Vec::new() }
     }
 
     fn error(&mut self, line: u64, message: String) {
@@ -87,6 +89,7 @@ impl Builder {
         snap.stats.users = snap.users.len();
         snap.stats.groups = snap.groups.len();
         snap.stats.roles = snap.roles.len();
+        self.warnings.extend(super::lint::warnings(&snap, &self.denies));
         // Freeing the parsed files (a few allocations per YAML scalar) is a fifth of a large
         // load; the snapshot does not need to wait for it.
         // (If no thread can be had, the files are dropped here instead.)
@@ -466,11 +469,21 @@ impl Builder {
                         Condition::Allow => snap.stats.allow += 1,
                         Condition::Deny => snap.stats.deny += 1,
                     }
-                    grants.push(Grant { privilege, condition, role: role_id });
+                    grants.push((Grant { privilege, condition, role: role_id }, p.name.line()));
                 }
                 if let Some(node) = Self::node(snap, ty, &name) {
-                    let node = &mut snap.nodes[node.index()];
-                    for g in grants {
+                    for (g, line) in grants {
+                        if g.condition == Condition::Deny {
+                            let file = self.file.clone();
+                            self.denies.push(super::lint::Deny {
+                                node,
+                                privilege: g.privilege,
+                                role: g.role,
+                                file,
+                                line,
+                            });
+                        }
+                        let node = &mut snap.nodes[node.index()];
                         match g.condition {
                             Condition::Allow => node.allow_mask |= privilege_bit(g.privilege),
                             Condition::Deny => node.deny_mask |= privilege_bit(g.privilege),

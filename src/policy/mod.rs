@@ -5,6 +5,7 @@ mod build;
 pub mod entries;
 pub mod eval;
 pub mod explain;
+mod lint;
 pub mod load;
 pub mod model;
 pub(crate) mod names;

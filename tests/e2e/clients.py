@@ -3,7 +3,8 @@
 Usage: clients.py ICEGATE_URL CATALOG_URL
 Every step prints what it did and what came back; any unexpected outcome exits non-zero.
 The policy is policies/example.yaml: bob is an engineer (create, write, read in prod.sales),
-alice reads as `analyst` by default, bi-service is capped at `analyst`.
+alice reads as `analyst` by default, bi-service is capped at `analyst`, dana may only create
+tables in prod.scratch (icegate runs with its ownership store on, as by default).
 """
 import base64
 import sys
@@ -47,9 +48,10 @@ def refused(fn, error):
 
 
 # Setup, as the catalog's own administrator (not through icegate): the namespace exists.
-req = urllib.request.Request(f"{CATALOG}/v1/namespaces", data=b'{"namespace":["sales"]}', method="POST",
-                             headers={"Content-Type": "application/json"})
-urllib.request.urlopen(req).read()
+for ns in [b"sales", b"scratch"]:
+    req = urllib.request.Request(f"{CATALOG}/v1/namespaces", data=b'{"namespace":["' + ns + b'"]}', method="POST",
+                                 headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(req).read()
 
 schema = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "item", StringType(), required=False))
 rows = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "item": pa.array(["tea", "jam", "oat"])})
@@ -73,6 +75,14 @@ step("alice narrowed to analyst cannot drop the table", why is not None and "not
 bob.create_table("sales.salaries", schema=schema)
 listed = sorted(".".join(t) for t in catalog("bi-service").list_tables("sales"))
 step("bi-service lists only what analysts may see (salaries is denied)", listed == ["sales.events"], str(listed))
+
+dana = catalog("dana")
+notes = dana.create_table("scratch.notes", schema=schema)
+notes.append(rows)
+step("dana holds only CREATE_TABLE: she creates scratch.notes and writes to it, as its owner",
+     len(notes.refresh().scan().to_arrow()) == 3)
+why = refused(lambda: catalog("bob").load_table("scratch.notes").append(rows), ForbiddenError)
+step("bob cannot touch dana's table", why is not None and "scratch.notes" in why, why or "it was allowed")
 
 why = refused(lambda: catalog("bi-service", "engineer").list_tables("sales"), ForbiddenError)
 step("bi-service asking for an unheld role gets 403", why is not None and "cannot assume active role" in why, why or "allowed")
@@ -115,6 +125,6 @@ except duckdb.Error as e:
     step("duckdb as alice/analyst cannot insert, with icegate's message and the explain hint",
          "not authorized to commitTransaction" in str(e) and "icegate explain" in str(e), str(e)[:400].replace("\n", " "))
 
-total = 13
+total = 15
 print(f"{total - failures} passed, {failures} failed")
 sys.exit(1 if failures else 0)

@@ -11,9 +11,11 @@ venv() {
 }
 
 # start_work LABEL: sets WORK (a fresh directory) and PIDS; on exit every PID in PIDS is
-# stopped and WORK removed.
+# stopped and WORK removed. XDG_STATE_HOME points into WORK, so an icegate started without an
+# `[owners]` section keeps its ownership store (on by default) there, not in $HOME.
 start_work() {
   WORK="$(mktemp -d "${TMPDIR:-/tmp}/icegate-e2e-$1.XXXXXX")"
+  export XDG_STATE_HOME="$WORK/state"
   PIDS=()
   trap cleanup EXIT
 }
@@ -26,7 +28,8 @@ cleanup() {
 # when that process has exited.
 wait_for() {
   for _ in $(seq 600); do
-    grep -aq "$2" "$1" && return 0
+    # -s: the log may not exist yet (the process that writes it is still starting)
+    grep -aqs "$2" "$1" && return 0
     if [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null; then
       echo "exited before printing '$2' in $1:" >&2; cat "$1" >&2; return 1
     fi

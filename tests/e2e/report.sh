@@ -20,7 +20,8 @@ python3 - "$ROOT/policies/example.yaml" "$WORK/old.yaml" <<'PY'
 import sys
 text = open(sys.argv[1]).read()
 deny = ("      - type: TABLE\n        fullName: prod.sales.salaries\n        privileges:\n"
-        "          - { name: SELECT_TABLE, condition: DENY }\n")
+        "          - { name: SELECT_TABLE, condition: DENY }\n"
+        "          - { name: MODIFY_TABLE, condition: DENY }\n")
 carol = "  - name: carol\n    groups: [hr]\n"
 assert deny in text and carol in text, "the example policy changed: update tests/e2e/report.sh"
 open(sys.argv[2], "w").write(text.replace(deny, "").replace(carol, "  - name: carol\n"))

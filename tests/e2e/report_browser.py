@@ -163,7 +163,7 @@ def main():
         before = browser.js(rows)
         browser.type_into("#subject-filter", "group:")
         after = browser.js(rows)
-        check(len(before) == 7 and after == ["group:data-platform", "group:hr"], f"the subject filter narrows the rows ({before} -> {after})")
+        check(len(before) == 8 and after == ["group:data-platform", "group:hr"], f"the subject filter narrows the rows ({before} -> {after})")
 
         browser.type_into("#object-filter", "salaries")
         cols = browser.js("[...document.querySelectorAll('#matrix thead th')].filter(c => !c.hidden).map(c => c.textContent)")

@@ -22,7 +22,64 @@ pub(crate) const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/policies/
 fn check_accepts_the_example_policy_and_prints_its_counts() {
     let out = icegate(&["check", "--policy", EXAMPLE]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out).trim(), "users: 5, groups: 2, roles: 5, grants: 26 (allow 25, deny 1), owners: 2");
+    assert_eq!(stdout(&out).trim(), "users: 6, groups: 2, roles: 6, grants: 30 (allow 28, deny 2), owners: 2");
+    assert_eq!(stderr(&out), "", "the example policy means what its comments say");
+}
+
+/// Issue 16: the two policy shapes that do not do what they look like.
+const DECEPTIVE: &str = r"
+version: 1
+metalake: lake
+users:
+  - { name: alice, roles: [analyst, engineer] }
+  - { name: bob, roles: [analyst] }
+  - { name: carol, groups: [hr] }
+  - { name: erin, roles: [engineer] }
+groups:
+  - { name: hr, roles: [no_pii] }
+roles:
+  - name: analyst
+    securableObjects:
+      - type: TABLE
+        fullName: prod.sales.salaries
+        privileges: [{ name: SELECT_TABLE, condition: DENY }]
+      - type: TABLE
+        fullName: prod.sales.bonus
+        privileges: [{ name: SELECT_TABLE, condition: DENY }, { name: MODIFY_TABLE, condition: DENY }]
+  - name: engineer
+    securableObjects:
+      - type: SCHEMA
+        fullName: prod.sales
+        privileges: [{ name: MODIFY_TABLE, condition: ALLOW }]
+  - name: no_pii
+    securableObjects:
+      - type: TABLE
+        fullName: prod.hr.people
+        privileges: [{ name: SELECT_TABLE, condition: DENY }]
+      - type: TABLE
+        fullName: prod.sales.people
+        privileges: [{ name: SELECT_TABLE, condition: DENY }]
+owners:
+  - { type: SCHEMA, fullName: prod.hr, owner: hr, ownerType: GROUP }
+";
+
+#[test]
+fn check_warns_about_a_deny_that_modify_table_or_ownership_undoes() {
+    let dir = TempDir::new("check-deceptive");
+    let path = dir.write("p.yaml", DECEPTIVE);
+    let out = icegate(&["check", "--policy", path.to_str().unwrap()]);
+    assert!(out.status.success(), "warnings do not make a policy invalid");
+    let err = stderr(&out);
+    let file = path.display().to_string();
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    // alice holds the deny and engineer's MODIFY_TABLE; bob and erin hold only one of them;
+    // `bonus` denies both privileges
+    assert!(lines[0].starts_with(&format!("warning: {file}:16: role `analyst` DENYs SELECT_TABLE on TABLE `prod.sales.salaries`, but role `engineer` ALLOWs MODIFY_TABLE on SCHEMA `prod.sales`, and user `alice`, holding both, can still load TABLE `prod.sales.salaries`")), "{err}");
+    assert!(lines[0].ends_with("also DENY MODIFY_TABLE on TABLE `prod.sales.salaries`"), "{err}");
+    // hr owns prod.hr: its own deny on prod.hr.people restricts nothing (prod.sales.people it
+    // does not own)
+    assert!(lines[1].starts_with(&format!("warning: {file}:29: role `no_pii` DENYs SELECT_TABLE on TABLE `prod.hr.people`, but its holders user `carol`, group `hr` own SCHEMA `prod.hr`: ownership ignores DENY")), "{err}");
 }
 
 #[test]

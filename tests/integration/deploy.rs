@@ -178,6 +178,14 @@ impl Stage {
         self.instructions.iter().filter(|(w, _)| w == word).map(|(_, a)| a.as_str()).collect()
     }
 
+    /// The value an `ENV KEY=VALUE` (or `ENV KEY VALUE`) of this stage gives `key`.
+    fn env(&self, key: &str) -> Option<String> {
+        self.all("ENV").into_iter().rev().find_map(|args| {
+            let (k, v) = args.split_once('=').or_else(|| args.split_once(char::is_whitespace))?;
+            (k.trim() == key).then(|| v.trim().trim_matches('"').to_owned())
+        })
+    }
+
     fn last(&self, word: &str) -> Option<&str> {
         self.all(word).last().copied()
     }
@@ -435,7 +443,7 @@ fn pod_problems(m: &Manifests, docker: &Dockerfile, pattern: Pattern, p: &mut Ve
     pod.security(docker, p)?;
     pod.shutdown(&config, p);
     pod.services(config.listen.port(), p);
-    pod.owners(&config, deployment, pattern, p);
+    pod.owners(&config, deployment, docker, pattern, p);
 
     let upstream = icegate::config::parse_upstream(config.upstream.url.as_deref().unwrap_or_default())
         .map_err(|e| e.to_string())?;
@@ -453,13 +461,17 @@ fn pod_problems(m: &Manifests, docker: &Dockerfile, pattern: Pattern, p: &mut Ve
 }
 
 impl Pod<'_> {
-    /// The ownership store (issue 9): the sidecar's embedded file on a writable persistent
-    /// volume, one pod at a time; the gateway's replicas share PostgreSQL.
-    fn owners(&self, config: &Config, deployment: &Value, pattern: Pattern, p: &mut Vec<String>) {
+    /// The ownership store (issue 9): the sidecar's embedded file (at `owners.path`, or at the
+    /// default path the image's and the container's environment give) on a writable persistent
+    /// volume, one pod at a time; the gateway's replicas share PostgreSQL, over TLS.
+    fn owners(&self, config: &Config, deployment: &Value, docker: &Dockerfile, pattern: Pattern, p: &mut Vec<String>) {
         use icegate::owners::StoreKind;
         match (pattern, config.owners.kind()) {
             (Pattern::Sidecar, StoreKind::Embedded) => {}
-            (Pattern::Gateway, StoreKind::Postgres) => return,
+            (Pattern::Gateway, StoreKind::Postgres) => {
+                self.postgres_tls(config, p);
+                return;
+            }
             (Pattern::Sidecar, kind) => {
                 p.push(format!("the sidecar's ownership store is {kind:?}, not the embedded file"));
                 return;
@@ -469,12 +481,23 @@ impl Pod<'_> {
                 return;
             }
         }
-        let Some(dir) = config.owners.path.as_deref().and_then(Path::parent) else {
+        let env = |key: &str| {
+            let set = self.icegate["env"].as_array().into_iter().flatten().find(|v| v["name"] == key);
+            set.and_then(|v| v["value"].as_str().map(str::to_owned)).or_else(|| docker.runtime().env(key))
+        };
+        let default = icegate::owners::default_path_in(env("XDG_STATE_HOME").as_deref(), env("HOME").as_deref());
+        let Some(path) = config.owners.path.clone().or(default) else {
+            p.push(
+                "the ownership store has no path: neither `owners.path` nor the image's XDG_STATE_HOME or HOME".into(),
+            );
+            return;
+        };
+        let Some(dir) = path.parent() else {
             p.push("`owners.path` has no directory".into());
             return;
         };
         let Some((mount, volume)) = mount_at(self.spec, self.icegate, dir) else {
-            p.push(format!("`owners.path`'s directory {} is not a mounted volume", dir.display()));
+            p.push(format!("the ownership store's directory {} is not a mounted volume", dir.display()));
             return;
         };
         if mount["readOnly"] == true {
@@ -492,6 +515,40 @@ impl Pod<'_> {
         }
         if deployment["spec"]["strategy"]["type"] != "Recreate" {
             p.push("the sidecar's strategy is not Recreate: two pods would share the ownership store's file".into());
+        }
+    }
+
+    /// The gateway's PostgreSQL store: TLS that verifies the server (`sslmode=verify-full`),
+    /// with the CA of `sslrootcert` mounted from the manifests.
+    fn postgres_tls(&self, config: &Config, p: &mut Vec<String>) {
+        use icegate::owners::pg_tls::{SslMode, split};
+        let Some(url) = config.owners.url.as_deref() else {
+            p.push("the gateway's `owners.url` is not in its config".into());
+            return;
+        };
+        let settings = match split(url) {
+            Ok((_, settings)) => settings,
+            Err(e) => return p.push(format!("`owners.url`: {e}")),
+        };
+        if settings.mode != SslMode::VerifyFull {
+            p.push("the gateway's `owners.url` does not say `sslmode=verify-full`".into());
+        }
+        let Some(ca) = settings.root_cert else {
+            return p.push("the gateway's `owners.url` names no `sslrootcert`".into());
+        };
+        let (Some(dir), Some(file)) = (ca.parent(), ca.file_name().and_then(|f| f.to_str())) else {
+            return p.push(format!("`sslrootcert={}` is not a file path", ca.display()));
+        };
+        let Some((_, volume)) = mount_at(self.spec, self.icegate, dir) else {
+            return p.push(format!("`sslrootcert`'s directory {} is not a mounted volume", dir.display()));
+        };
+        match volume_source(volume) {
+            Some((kind, name)) => {
+                if let Err(e) = self.m.file(kind, &name, file) {
+                    p.push(format!("`sslrootcert`: {e}"));
+                }
+            }
+            None => p.push("`sslrootcert`'s volume is neither a ConfigMap nor a Secret".into()),
         }
     }
 
@@ -1126,8 +1183,17 @@ fn an_ownership_store_on_a_volume_that_dies_with_the_pod_is_reported() {
         .unwrap()["readOnly"] = true.into();
     assert_reports(problems(&m, &docker, Pattern::Sidecar), "mount is readOnly");
     let mut m = sidecar();
-    edit_sidecar_config(&mut m, "path = \"/var/lib/icegate/owners.db\"", "path = \"/tmp/owners.db\"");
-    assert_reports(problems(&m, &docker, Pattern::Sidecar), "is not a mounted volume");
+    edit_sidecar_config(&mut m, "[identity]", "[owners]\npath = \"/tmp/owners.db\"\n[identity]");
+    assert_reports(problems(&m, &docker, Pattern::Sidecar), "/tmp is not a mounted volume");
+    // the default path is the image's: without its XDG_STATE_HOME, HOME's, not on the volume
+    let mut bare = docker.clone();
+    bare.stages.last_mut().unwrap().instructions.retain(|(w, a)| !(w == "ENV" && a.starts_with("XDG_STATE_HOME")));
+    assert_reports(problems(&sidecar(), &bare, Pattern::Sidecar), "the ownership store has no path");
+    bare.stages.last_mut().unwrap().instructions.push(("ENV".into(), "HOME=/home/nonroot".into()));
+    assert_reports(
+        problems(&sidecar(), &bare, Pattern::Sidecar),
+        "/home/nonroot/.local/state/icegate is not a mounted volume",
+    );
 }
 
 #[test]
@@ -1139,4 +1205,24 @@ fn a_gateway_without_a_shared_ownership_store_is_reported() {
     let cut = text.split("[owners]").next().unwrap().to_owned();
     secret["stringData"]["icegate.toml"] = (cut + "[owners]\npath = \"/var/lib/icegate/owners.db\"\n").into();
     assert_reports(problems(&m, &docker, Pattern::Gateway), "replicas must share PostgreSQL");
+}
+
+#[test]
+fn a_gateway_store_without_verified_tls_is_reported() {
+    let docker = dockerfile();
+    let edit = |from: &str, to: &str| {
+        let mut m = gateway();
+        let secret = m.docs.iter_mut().find(|d| d["kind"] == "Secret").unwrap();
+        let text = secret["stringData"]["icegate.toml"].as_str().unwrap().to_owned();
+        assert!(text.contains(from), "the gateway config no longer contains `{from}`");
+        secret["stringData"]["icegate.toml"] = text.replacen(from, to, 1).into();
+        problems(&m, &docker, Pattern::Gateway)
+    };
+    assert_reports(edit("sslmode=verify-full", "sslmode=require"), "does not say `sslmode=verify-full`");
+    assert_reports(edit("sslmode=verify-full", "sslmode=disable"), "does not say `sslmode=verify-full`");
+    assert_reports(
+        edit("sslrootcert=/etc/icegate/postgres/", "sslrootcert=/etc/other/"),
+        "/etc/other is not a mounted volume",
+    );
+    assert_reports(edit("postgres/ca.crt", "postgres/other.crt"), "has no key `other.crt`");
 }

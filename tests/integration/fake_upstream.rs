@@ -190,8 +190,10 @@ pub async fn gate(upstream_url: &str, policy: &str, tweak: impl FnOnce(&mut Conf
         },
     )
     .unwrap();
-    // Tests that read the audit turn it back on with a file.
+    // Tests that read the audit turn it back on with a file; tests of the ownership store
+    // (owners.rs) turn it on with a file of their own.
     config.audit.enabled = false;
+    config.owners.store = Some(icegate::owners::StoreKind::Off);
     tweak(&mut config);
     let snapshot = crate::support::load(policy);
     let url = icegate::config::parse_upstream(upstream_url).unwrap();

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 /// alice and bob may create namespaces, tables in `s` and `s2` and views in `s`, but hold no
 /// MODIFY_TABLE and no grant on any object they did not create.
-const POLICY: &str = r"
+pub const POLICY: &str = r"
 version: 1
 metalake: lake
 default_catalog: prod
@@ -174,6 +174,7 @@ async fn setup() -> Setup {
 async fn start(upstream: &FakeUpstream, store: &Path) -> Gate {
     let path = store.to_owned();
     gate(&upstream.url(""), POLICY, move |c| {
+        c.owners.store = Some(icegate::owners::StoreKind::Embedded);
         c.owners.path = Some(path);
         c.owners.timeout_ms = 200;
         c.upstream.response_timeout_ms = 500;
@@ -536,7 +537,7 @@ async fn owners_operators_list_set_and_remove_and_a_running_icegate_picks_it_up(
     let bad = owners_cli(&["set", "--config", cfg, "--type", "TOPIC", "--name", "x", "--user", "bob"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown type `TOPIC`"));
-    let no_store = dir.write("plain.toml", "[audit]\nenabled = false\n");
+    let no_store = dir.write("plain.toml", "[audit]\nenabled = false\n[owners]\nstore = \"off\"\n");
     let off = owners_cli(&["list", "--config", no_store.to_str().unwrap()]);
     assert_eq!(off.status.code(), Some(2));
     b.kill_9();
@@ -603,7 +604,11 @@ async fn owners_lists_show_what_the_caller_created_and_the_policys_owners_win() 
     // the policy names bob the owner of alice's a1: the policy wins
     let policy = format!("{POLICY}owners:\n  - {{ type: TABLE, fullName: prod.s.a1, owner: bob, ownerType: USER }}\n");
     let path = s.store.clone();
-    let g2 = gate(&s.upstream.url(""), &policy, move |c| c.owners.path = Some(path)).await;
+    let g2 = gate(&s.upstream.url(""), &policy, move |c| {
+        c.owners.store = Some(icegate::owners::StoreKind::Embedded);
+        c.owners.path = Some(path);
+    })
+    .await;
     call(&g2, "alice", "POST", "/v1/namespaces/s/tables/a1", &append()).await.assert_error(403, "ForbiddenException");
     assert_eq!(call(&g2, "bob", "POST", "/v1/namespaces/s/tables/a1", &append()).await.status, 200);
     assert_eq!(call(&g2, "alice", "POST", "/v1/namespaces/s/tables/a2", &append()).await.status, 200);

@@ -81,6 +81,16 @@ impl ConfigMap {
 
 /// icegate serving `policy` (and `shadow`) in front of `upstream`, with its reload task.
 pub(crate) async fn start(upstream: &FakeUpstream, policy: &Path, shadow: Option<&Path>) -> (SocketAddr, Arc<Shared>) {
+    start_with(upstream, policy, shadow, |_| {}).await
+}
+
+/// [`start`], after `tweak` adjusted the config.
+async fn start_with(
+    upstream: &FakeUpstream,
+    policy: &Path,
+    shadow: Option<&Path>,
+    tweak: impl FnOnce(&mut icegate::config::Config),
+) -> (SocketAddr, Arc<Shared>) {
     let mut config = icegate::config::Config::load(
         None,
         icegate::config::Overrides {
@@ -91,8 +101,10 @@ pub(crate) async fn start(upstream: &FakeUpstream, policy: &Path, shadow: Option
     )
     .unwrap();
     config.audit.enabled = false;
+    config.owners.store = Some(icegate::owners::StoreKind::Off);
     config.reload.debounce_ms = 50;
     config.shadow_policy = shadow.map(Path::to_owned);
+    tweak(&mut config);
     let live = icegate::policy::load_path(policy).unwrap().snapshot;
     let candidate = shadow.map(|p| icegate::policy::load_path(p).unwrap().snapshot);
     let url = icegate::config::parse_upstream(&upstream.url("")).unwrap();
@@ -262,6 +274,47 @@ async fn shadow_mode_reports_exactly_the_requests_the_candidate_decides_differen
     assert!(by_op.contains(&(r#"{operation="listTables"}"#.to_owned(), 1.0)), "{by_op:?}");
     // never enforced: the live policy still answers
     assert_eq!(visible(addr).await, ODD.into_iter().collect());
+}
+
+/// Issue 16: a catalog that needs `warehouse=` (Lakekeeper) answers a bare `/v1/config` with
+/// 400 and logs an error each time; the probe sends what clients send, or what is configured.
+#[tokio::test]
+async fn the_readiness_probe_sends_the_query_clients_send_or_the_configured_target() {
+    let upstream = FakeUpstream::start(|r: &crate::fake_upstream::Recorded| match r.target.as_str() {
+        "/v1/config?warehouse=wh" => Reply::json(200, json!({"defaults": {}, "overrides": {"prefix": "wh"}})),
+        _ => Reply::json(
+            400,
+            json!({"error": {"message": "warehouse is required", "type": "BadRequestException", "code": 400}}),
+        ),
+    })
+    .await;
+    let dir = TempDir::new("probe");
+    let file = dir.write("p.yaml", &policy(&ODD));
+    let (addr, shared) = start(&upstream, &file, None).await;
+    // a 400 is an answer: reachable, as before
+    assert!(icegate::admin::probe_once(&shared).await);
+    assert_eq!(upstream.requests().last().unwrap().target, "/v1/config");
+    let a = send(addr, "GET", "/v1/config?warehouse=wh", &[("authorization", &basic("ann"))], b"").await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    assert!(icegate::admin::probe_once(&shared).await);
+    assert_eq!(upstream.requests().last().unwrap().target, "/v1/config?warehouse=wh");
+    // a query the upstream refused is not learned
+    send(addr, "GET", "/v1/config?warehouse=nope", &[("authorization", &basic("ann"))], b"").await;
+    assert!(icegate::admin::probe_once(&shared).await);
+    assert_eq!(upstream.requests().last().unwrap().target, "/v1/config?warehouse=wh");
+
+    let (_, configured) = start_with(&upstream, &file, None, |c| {
+        c.upstream.readiness_probe = Some("/v1/config?warehouse=wh".into());
+    })
+    .await;
+    assert!(icegate::admin::probe_once(&configured).await);
+    assert_eq!(upstream.requests().last().unwrap().target, "/v1/config?warehouse=wh");
+    // a configured target that is not a path is a config error
+    let text = format!("[upstream]\nurl = \"{}\"\nreadiness_probe = \"v1/config\"\n", upstream.url(""));
+    let config = dir.write("c.toml", &text);
+    let overrides = icegate::config::Overrides { policy: Some(file.clone()), ..Default::default() };
+    let e = icegate::config::Config::load(Some(&config), overrides).unwrap_err().to_string();
+    assert!(e.contains("`upstream.readiness_probe`"), "{e}");
 }
 
 #[tokio::test]

@@ -1018,19 +1018,24 @@ async fn a_credential_bearing_response_cut_off_mid_body_is_502() {
 
 // ---- audit ----
 
-#[tokio::test]
-async fn every_request_gets_one_audit_line_without_secrets() {
+/// icegate auditing to a file (in the returned directory) in front of `script`.
+async fn with_audit_file(
+    script: impl Fn(&crate::fake_upstream::Recorded) -> Reply + Send + Sync + 'static,
+) -> (FakeUpstream, crate::fake_upstream::Gate, crate::support::TempDir, std::path::PathBuf) {
     let dir = crate::support::TempDir::new("audit");
     let file = dir.path().join("audit.jsonl");
     let path = file.clone();
-    let (_up, g) = setup_with(
-        |_| Reply::ok(),
-        move |c| {
-            c.audit.enabled = true;
-            c.audit.file = Some(path);
-        },
-    )
+    let (up, g) = setup_with(script, move |c| {
+        c.audit.enabled = true;
+        c.audit.file = Some(path);
+    })
     .await;
+    (up, g, dir, file)
+}
+
+#[tokio::test]
+async fn every_request_gets_one_audit_line_without_secrets() {
+    let (_up, g, _dir, file) = with_audit_file(|_| Reply::ok()).await;
     let secret = basic("alice");
     let a =
         send(g.addr, "GET", LOAD_ORDERS, &[("authorization", &secret), ("x-gravitino-active-roles", "analyst")], b"")
@@ -1060,6 +1065,44 @@ async fn every_request_gets_one_audit_line_without_secrets() {
     assert_ne!(allowed["request_id"], denied["request_id"]);
     // the credential never appears, neither encoded nor decoded
     assert!(!text.contains(secret.trim_start_matches("Basic ")) && !text.contains("alice:pw"), "{text}");
+}
+
+#[tokio::test]
+async fn an_audit_line_names_the_objects_a_body_creates_or_renames() {
+    // no namespace collides with a created or renamed table (the check asks with HEAD)
+    let (_up, g, _dir, file) =
+        with_audit_file(|r| if r.method == "HEAD" { Reply::raw(404, "") } else { Reply::ok() }).await;
+    let create = br#"{"name":"payroll","schema":{"type":"struct","fields":[]}}"#;
+    let json = ("content-type", "application/json");
+    let target = "/v1/prod/namespaces/sales/tables";
+    send(g.addr, "POST", target, &[("authorization", &basic("bob")), json], create).await;
+    // bob may create, but not place the table's data himself: refused once the body is read
+    let placed = br#"{"name":"payroll2","location":"file:///elsewhere","schema":{"type":"struct","fields":[]}}"#;
+    let denied = send(g.addr, "POST", target, &[("authorization", &basic("bob")), json], placed).await;
+    assert_eq!(denied.status, 403);
+    let rename =
+        br#"{"source":{"namespace":["sales"],"name":"orders"},"destination":{"namespace":["sales"],"name":"orders2"}}"#;
+    let renamed =
+        send(g.addr, "POST", "/v1/prod/tables/rename", &[("authorization", &basic("alice")), json], rename).await;
+    assert_eq!(renamed.status, 200, "{}", renamed.text());
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    let created =
+        json!([{"type": "SCHEMA", "fullName": "prod.sales"}, {"type": "TABLE", "fullName": "prod.sales.payroll"}]);
+    assert_eq!((lines[0]["user"].as_str(), &lines[0]["objects"]), (Some("bob"), &created), "{text}");
+    // a refused create names what it tried to create
+    assert_eq!(lines[1]["decision"], "deny", "{text}");
+    assert_eq!(lines[1]["objects"][1], json!({"type": "TABLE", "fullName": "prod.sales.payroll2"}), "{text}");
+    assert_eq!(
+        lines[2]["objects"],
+        json!([
+            {"type": "CATALOG", "fullName": "prod"},
+            {"type": "TABLE", "fullName": "prod.sales.orders"},
+            {"type": "TABLE", "fullName": "prod.sales.orders2"}
+        ]),
+        "{text}"
+    );
 }
 
 #[tokio::test]

@@ -133,6 +133,8 @@ fn start_icegate(upstream: &str, policy: &std::path::Path, extra: &[&str]) -> (R
         .args(["--listen", &listen, "--admin-listen", "127.0.0.1:0"])
         .args(extra)
         .env("ICEGATE_LOG", "info")
+        // the ownership store's default path, in the test's own directory
+        .env("XDG_STATE_HOME", policy.parent().unwrap())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

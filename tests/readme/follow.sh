@@ -31,4 +31,12 @@ check() { # check DESCRIPTION PATTERN
 check "the clients ran through icegate with no failed check" '[0-9]+ passed, 0 failed'
 check "a request was refused with icegate's message" 'not authorized to|ForbiddenException|403'
 check "icegate explain answered" '"status":403'
+check "a user with only CREATE_TABLE wrote to the table she created" 'ok +dana holds only CREATE_TABLE'
+
+if grep -Eq '^(grep|bash|ls|cat|cp|mv|rm): |No such file or directory' "$out"; then
+  echo "FAIL readme demo: a stray error line:"; grep -E '^(grep|bash|ls|cat|cp|mv|rm): |No such file or directory' "$out" | head -5
+  fails=$((fails + 1))
+else
+  echo "ok   readme demo: no stray error line"
+fi
 [ "$fails" = 0 ] || exit 1

@@ -449,8 +449,12 @@ async fn a_staged_create_relayed_by_one_replica_commits_through_another() {
     let dir = crate::support::TempDir::new("staged-replicas");
     let store = dir.path().join("owners.db");
     let url = up.url("");
-    let replica =
-        |store: std::path::PathBuf| crate::fake_upstream::gate(&url, POLICY, move |c| c.owners.path = Some(store));
+    let replica = |store: std::path::PathBuf| {
+        crate::fake_upstream::gate(&url, POLICY, move |c| {
+            c.owners.store = Some(icegate::owners::StoreKind::Embedded);
+            c.owners.path = Some(store);
+        })
+    };
     let (a, b) = (replica(store.clone()).await, replica(store).await);
     let stage = json_body(&json!({"name": "fresh", "schema": {"type": "struct", "fields": []}, "stage-create": true}));
     let staged = send(a.addr, "POST", CREATE, &[("authorization", &basic("carl"))], &stage).await;

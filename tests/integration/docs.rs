@@ -1,0 +1,101 @@
+//! Issue 16: the README a newcomer reads, and the docs it sends them to, are complete in a clone:
+//! every relative link resolves to a file or folder inside the repository, nothing points beside
+//! it (`../shared`), the README stays short, and its policy example loads.
+
+use std::path::{Path, PathBuf};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// README.md and every docs/*.md.
+fn documents() -> Vec<PathBuf> {
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(Path::new(ROOT).join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    docs.insert(0, Path::new(ROOT).join("README.md"));
+    docs
+}
+
+/// The targets of the Markdown links and images of `text` (`[..](target)`), outside code.
+fn links(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("](") {
+            let after = &rest[at + 2..];
+            let Some(end) = after.find(')') else { break };
+            out.push(after[..end].trim().to_owned());
+            rest = &after[end..];
+        }
+    }
+    out
+}
+
+/// The problems of one document's links.
+fn link_problems(doc: &Path, text: &str) -> Vec<String> {
+    let root = Path::new(ROOT).canonicalize().unwrap();
+    let mut problems = Vec::new();
+    for target in links(text) {
+        if target.starts_with("http://") || target.starts_with("https://") || target.starts_with('#') {
+            continue;
+        }
+        let path = target.split('#').next().unwrap_or_default();
+        let resolved = doc.parent().unwrap().join(path);
+        match resolved.canonicalize() {
+            Ok(p) if p.starts_with(&root) => {}
+            Ok(p) => {
+                problems.push(format!("{}: `{target}` leads outside the repository ({})", doc.display(), p.display()))
+            }
+            Err(_) => problems.push(format!("{}: `{target}` does not exist", doc.display())),
+        }
+    }
+    if text.contains("../shared") {
+        problems.push(format!("{}: mentions `../shared`, which a clone does not have", doc.display()));
+    }
+    problems
+}
+
+#[test]
+fn every_link_of_the_readme_and_the_docs_resolves_inside_the_repository() {
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for doc in documents() {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        checked += links(&text).len();
+        problems.extend(link_problems(&doc, &text));
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert!(checked > 30, "only {checked} links found: is the link scanner broken?");
+}
+
+#[test]
+fn the_link_check_sees_broken_and_outside_links() {
+    let doc = Path::new(ROOT).join("docs/x.md");
+    let text = "[a](design.md) [b](nope.md) [c](../..) [d](https://example.com) ![e](../benches/results/growth.svg)\n```\n[f](in-code.md)\n```\n../shared";
+    let problems = link_problems(&doc, text);
+    assert_eq!(problems.len(), 3, "{problems:#?}");
+    assert!(problems[0].contains("`nope.md` does not exist"));
+    assert!(problems[1].contains("`../..` leads outside the repository"));
+    assert!(problems[2].contains("`../shared`"));
+}
+
+#[test]
+fn the_readme_is_short_and_its_policy_example_loads() {
+    let readme = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(lines <= 250, "README.md has {lines} lines: move detail into docs/");
+    let yaml = readme.split("```yaml\n").nth(1).unwrap().split("```").next().unwrap();
+    if let Err(e) = icegate::policy::load_str("README.md", yaml) {
+        panic!("the README's policy does not load: {e}");
+    }
+}
