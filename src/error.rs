@@ -276,6 +276,12 @@ impl From<&crate::vending::VendError> for Refusal {
     }
 }
 
+impl From<&crate::credentials::storage::SignerError> for Refusal {
+    fn from(e: &crate::credentials::storage::SignerError) -> Self {
+        Self::new(502, "BadGatewayException", e.to_string())
+    }
+}
+
 impl From<&crate::credentials::sign::SignError> for Refusal {
     fn from(e: &crate::credentials::sign::SignError) -> Self {
         Self::forbidden(format!("not authorized to sign: {e}"))

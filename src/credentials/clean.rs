@@ -10,6 +10,8 @@ use serde_json::{Map, Value};
 /// `config` keys that carry no secret, kept when credentials are removed (DESIGN.md §8).
 const NON_SECRET_KEYS: &[&str] = &[
     "client.region",
+    // the name of the client's signer implementation (PyIceberg's `S3V4RestSigner`)
+    "s3.signer",
     "s3.endpoint",
     "s3.path-style-access",
     "s3.cross-region-access-enabled",
@@ -33,7 +35,13 @@ const S3_REFRESH_KEY: &str = "client.refresh-credentials-endpoint";
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 pub struct StorageCredential {
     pub prefix: String,
+    /// `null` is read as absent, as everywhere a list or map may be (DESIGN.md §8).
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub config: Map<String, Value>,
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Map<String, Value>, D::Error> {
+    Option::<Map<String, Value>>::deserialize(d).map(Option::unwrap_or_default)
 }
 
 /// Where icegate's own endpoints for the table are, as written into responses.
@@ -175,6 +183,17 @@ pub fn is_under(path: &str, location: &str) -> bool {
     }
     let path = path.as_str();
     path == location || path.strip_prefix(location).is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// Whether `path` lies strictly inside `location`: a listing prefix `wh/t` also matches the keys
+/// of `wh/t2/`, so only `wh/t/` and deeper are inside `wh/t`.
+pub fn is_inside(path: &str, location: &str) -> bool {
+    let path = normalize(path);
+    let location = normalize(location);
+    let location = location.trim_end_matches('/');
+    !location.is_empty()
+        && location.contains("://")
+        && path.strip_prefix(location).is_some_and(|rest| rest.starts_with('/'))
 }
 
 fn normalize(uri: &str) -> String {
