@@ -391,3 +391,33 @@ async fn finding_a_502_for_a_malformed_credential_response_quotes_nothing_of_it(
         assert_eq!(upstream.only().target, TABLE);
     }
 }
+
+/// The differential check of the mapping: for every endpoint form, the URL botocore forms for a
+/// bucket and key (tests/data/s3-urls.json; tests/e2e/s3_urls.py regenerates it and, in the
+/// signing e2e, checks it against the pinned botocore) maps back to that bucket and key.
+#[test]
+fn every_url_botocore_forms_maps_back_to_its_bucket_and_key() {
+    use icegate::credentials::s3url::{Endpoint, map};
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/s3-urls.json");
+    let entries: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert!(entries.len() > 2000, "{}", entries.len());
+    for e in &entries {
+        let (url, bucket, key) = (e["url"].as_str().unwrap(), e["bucket"].as_str().unwrap(), e["key"].as_str().unwrap());
+        let endpoints: Vec<Endpoint> = e["endpoint"]
+            .as_object()
+            .map(|c| Endpoint::parse(c["url"].as_str().unwrap(), c["path_style"].as_bool().unwrap()).unwrap())
+            .into_iter()
+            .collect();
+        let t = map(url, &endpoints).unwrap_or_else(|err| panic!("{e}: {err}"));
+        assert_eq!(t.bucket, bucket, "{e}");
+        match e["operation"].as_str().unwrap() {
+            "ListObjectsV2" => assert_eq!((t.key.as_str(), t.get("prefix")), ("", Some(key)), "{e}"),
+            "DeleteObjects" => assert!(t.key.is_empty() && t.has("delete"), "{e}"),
+            _ => assert_eq!(t.key, key, "{e}"),
+        }
+        // A custom endpoint's URL is read only when the endpoint is known.
+        if !endpoints.is_empty() {
+            assert!(map(url, &[]).is_err(), "{e}");
+        }
+    }
+}
