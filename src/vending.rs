@@ -231,6 +231,17 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_mint_is_a_502_that_does_not_quote_sts() {
+        let e = VendError::Mint(StsError::Refused {
+            code: "AccessDenied".into(),
+            message: "User: arn:aws:iam::1:user/icegate is not authorized to perform: sts:AssumeRole".into(),
+        });
+        let refusal = crate::error::Refusal::from(&e);
+        assert_eq!(refusal.status, 502);
+        assert!(!refusal.message.contains("arn:") && !refusal.message.contains("AccessDenied"), "{}", refusal.message);
+    }
+
+    #[test]
     fn the_table_path_is_the_tables_own_also_for_creates_and_registers() {
         let cases = [
             ("POST", "/v1/p/namespaces/a%1Fb/tables/t/sign", None, Some("/v1/p/namespaces/a%1Fb/tables/t")),

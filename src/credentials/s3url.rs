@@ -54,6 +54,16 @@ pub struct Origin {
 }
 
 impl Origin {
+    /// Whether a `Host` header value names this origin (a default port may be left out).
+    pub fn is_host(&self, value: &str) -> bool {
+        let Ok(authority) = value.trim().parse::<http::uri::Authority>() else { return false };
+        let host = authority.host().to_ascii_lowercase();
+        let default_port = if self.scheme == "https" { 443 } else { 80 };
+        !authority.as_str().contains('@')
+            && host.strip_suffix('.').unwrap_or(&host) == self.host
+            && authority.port_u16().unwrap_or(default_port) == self.port
+    }
+
     /// `None` for anything but an absolute http(s) URL without user information.
     pub fn of(uri: &http::Uri) -> Option<Self> {
         let (scheme, default_port) = match uri.scheme_str()?.to_ascii_lowercase().as_str() {
@@ -107,6 +117,8 @@ impl Endpoint {
 /// What a request URL reaches on S3.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct S3Target {
+    /// The server the URL names.
+    pub origin: Origin,
     pub bucket: String,
     /// Decoded; empty for a bucket request.
     pub key: String,
@@ -149,7 +161,7 @@ pub fn map<'a>(uri: &str, endpoints: impl IntoIterator<Item = &'a Endpoint>) -> 
         return Err(MapError::NoBucket(uri.to_owned()));
     }
     let key = decode(raw_key).ok_or_else(|| MapError::BadEncoding(uri.to_owned()))?;
-    Ok(S3Target { bucket, key, query })
+    Ok(S3Target { origin, bucket, key, query })
 }
 
 fn is_aws(host: &str) -> bool {

@@ -23,6 +23,8 @@ pub enum SignError {
     BucketRequest { method: String, parameters: String },
     #[error("`x-amz-copy-source` is signed only on a `PUT` of an object")]
     CopySource,
+    #[error("the `Host` header `{0}` is not the host of the `uri`")]
+    Host(String),
     #[error("`x-amz-copy-source` `{0}` names no object")]
     BadCopySource(String),
     #[error("the batch-delete `body` is not signed: {0}")]
@@ -62,6 +64,10 @@ pub fn check(sign: &SignRequest, table: &TableStorage, configured: &[Endpoint]) 
         return Err(SignError::NoLocation);
     }
     let target = s3url::map(&sign.uri, table.endpoint.iter().chain(configured))?;
+    // A signer signs the `Host` it is given; the store then reads the bucket from that host.
+    if let Some(host) = sign.hosts.iter().find(|h| !target.origin.is_host(h)) {
+        return Err(SignError::Host(host.clone()));
+    }
     if !sign.copy_sources.is_empty() && (sign.method != "PUT" || target.key.is_empty()) {
         return Err(SignError::CopySource);
     }

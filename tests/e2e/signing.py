@@ -243,8 +243,8 @@ def refused(prefix, s3):
     enc = urllib.parse.quote(inside, safe="")
     moto = f"{args.moto}/{BUCKET}"
 
-    def raw(method, uri, body=None):
-        req = {"method": method, "region": "us-east-1", "uri": uri, "headers": {}}
+    def raw(method, uri, body=None, headers=None):
+        req = {"method": method, "region": "us-east-1", "uri": uri, "headers": headers or {}}
         if body is not None:
             req["body"] = body
         return http("POST", f"{args.gate}/{table_path}/sign", req, {"Authorization": basic("alice")})
@@ -267,9 +267,14 @@ def refused(prefix, s3):
          delete_xml(f"<Object><Key>{inside}data/x</Key><Key>wh/{prefix}/db/other</Key></Object>")),
         ("a batch delete without its body (PyIceberg's signer)", "POST", f"{moto}?delete", None),
     ]
-    for label, method, uri, body in cases:
+    # A signer signs the Host it is given: one naming another server is refused.
+    other_host = {"Host": [urllib.parse.urlsplit(args.moto).hostname + ":1"]}
+    cases = [(label, method, uri, body, None) for label, method, uri, body in cases]
+    cases.append(("a GET in the table with a Host header naming another server", "GET", f"{moto}/{inside}data/x", None,
+                  other_host))
+    for label, method, uri, body, headers in cases:
         before = len(sign_log())
-        status, answer = raw(method, uri, body)
+        status, answer = raw(method, uri, body, headers)
         kind = (answer or {}).get("error", {}).get("type") if isinstance(answer, dict) else None
         step(f"[{prefix}] refused: {label} (403)", status == 403 and kind == "ForbiddenException", f"{status} {answer}")
         step(f"[{prefix}] refused: {label}: the signer never saw it", len(sign_log()) == before)

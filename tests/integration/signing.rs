@@ -53,7 +53,7 @@ async fn table_route_catalog(config: Value) -> FakeUpstream {
 }
 
 fn sign_body(method: &str, uri: &str) -> Value {
-    json!({"region": "us-east-1", "method": method, "uri": uri, "headers": {"Host": ["x"]}})
+    json!({"region": "us-east-1", "method": method, "uri": uri, "headers": {"User-Agent": ["test"]}})
 }
 
 async fn sign(g: &Gate, body: &Value) -> crate::fake_upstream::Answer {
@@ -179,6 +179,22 @@ async fn finding_virtual_hosted_urls_are_mapped_as_their_endpoint_reads_them() {
     .iter()
     .map(|uri| sign_body("GET", uri))
     .collect();
+    assert_signed_only(&g, &upstream, &signed, &refused).await;
+}
+
+#[tokio::test]
+async fn finding_a_host_header_naming_another_bucket_is_not_signed() {
+    let upstream = table_route_catalog(json!({})).await;
+    let g = gate(&upstream.url(""), POLICY, |_| {}).await;
+    let with_host =
+        |hosts: &[&str]| json!({"region": "us-east-1", "method": "GET", "uri": OBJECT, "headers": {"Host": hosts}});
+    // A signer signs the `Host` it is given, and S3 reads the bucket from the host it is sent.
+    let refused = [
+        with_host(&["other.s3.amazonaws.com"]),
+        with_host(&["lake.s3.amazonaws.com", "other.s3.amazonaws.com"]),
+        json!({"region": "us-east-1", "method": "GET", "uri": OBJECT, "headers": {"host": ["other.s3.amazonaws.com"]}}),
+    ];
+    let signed = [with_host(&["lake.s3.amazonaws.com"]), with_host(&["Lake.S3.amazonaws.com:443"])];
     assert_signed_only(&g, &upstream, &signed, &refused).await;
 }
 
@@ -402,7 +418,8 @@ fn every_url_botocore_forms_maps_back_to_its_bucket_and_key() {
     let entries: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     assert!(entries.len() > 2000, "{}", entries.len());
     for e in &entries {
-        let (url, bucket, key) = (e["url"].as_str().unwrap(), e["bucket"].as_str().unwrap(), e["key"].as_str().unwrap());
+        let (url, bucket, key) =
+            (e["url"].as_str().unwrap(), e["bucket"].as_str().unwrap(), e["key"].as_str().unwrap());
         let endpoints: Vec<Endpoint> = e["endpoint"]
             .as_object()
             .map(|c| Endpoint::parse(c["url"].as_str().unwrap(), c["path_style"].as_bool().unwrap()).unwrap())

@@ -213,7 +213,9 @@ async fn signer_keys_point_at_icegates_table_endpoint() {
 }
 
 fn sign_body(method: &str, uri: &str) -> Vec<u8> {
-    json!({"region": "us-east-1", "method": method, "uri": uri, "headers": {"Host": ["x"]}}).to_string().into_bytes()
+    json!({"region": "us-east-1", "method": method, "uri": uri, "headers": {"User-Agent": ["test"]}})
+        .to_string()
+        .into_bytes()
 }
 
 #[tokio::test]

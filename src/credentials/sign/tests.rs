@@ -8,6 +8,7 @@ fn sign(method: &str, uri: &str, body: Option<&str>) -> SignRequest {
         provider: None,
         body: body.map(str::to_owned),
         copy_sources: Vec::new(),
+        hosts: Vec::new(),
     }
 }
 
@@ -253,4 +254,32 @@ fn a_batch_delete_icegate_could_read_differently_from_s3_is_refused() {
     }
     let no_body = check(&sign("POST", uri, None), &table(), &[]);
     assert!(matches!(no_body, Err(SignError::BadDeleteBody(_))));
+}
+
+#[test]
+fn a_host_header_must_name_the_uris_host() {
+    let with_host = |uri: &str, hosts: &[&str]| {
+        let mut s = sign("GET", uri, None);
+        s.hosts = hosts.iter().map(|h| (*h).to_owned()).collect();
+        check(&s, &table(), &[])
+    };
+    for (uri, host) in [
+        (OBJ, "lake.s3.amazonaws.com"),
+        (OBJ, "LAKE.s3.amazonaws.com.:443"),
+        ("http://127.0.0.1:9000/lake/wh/db/t/f", "127.0.0.1:9000"),
+        ("https://lake.s3.amazonaws.com./wh/db/t/f", "lake.s3.amazonaws.com"),
+    ] {
+        assert_eq!(with_host(uri, &[host]), Ok(()), "{uri} {host}");
+    }
+    // The finding: the signer signs the given host, whose bucket S3 then reads.
+    for (uri, hosts) in [
+        (OBJ, &["other.s3.amazonaws.com"][..]),
+        (OBJ, &["lake.s3.amazonaws.com:8443"][..]),
+        (OBJ, &["lake.s3.amazonaws.com", "other.s3.amazonaws.com"][..]),
+        (OBJ, &["u@lake.s3.amazonaws.com"][..]),
+        (OBJ, &[""][..]),
+        ("http://127.0.0.1:9000/lake/wh/db/t/f", &["other.127.0.0.1:9000"][..]),
+    ] {
+        assert!(matches!(with_host(uri, hosts), Err(SignError::Host(_))), "{uri} {hosts:?}");
+    }
 }
