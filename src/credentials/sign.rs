@@ -21,6 +21,8 @@ pub enum SignError {
         "a bucket request is signed only as a listing (`GET` with a `prefix`) or a batch delete (`POST ?delete`), not `{method}` with {parameters}"
     )]
     BucketRequest { method: String, parameters: String },
+    #[error("a `POST` of an object is signed only to start (`?uploads`) or complete (`?uploadId=`) a multipart upload")]
+    ObjectPost,
     #[error("`x-amz-copy-source` is signed only on a `PUT` of an object")]
     CopySource,
     #[error("the `Host` header `{0}` is not the host of the `uri`")]
@@ -118,7 +120,7 @@ fn shape<'a>(method: &str, target: &'a S3Target) -> Result<Shape<'a>, SignError>
         "PUT" if has("partNumber") && has("uploadId") => |n| matches!(*n, "partNumber" | "uploadId"),
         "PUT" => |_| false,
         "POST" if names == ["uploads"] || names == ["uploadId"] => |_| true,
-        "POST" => |_| false,
+        "POST" => return Err(SignError::ObjectPost),
         "DELETE" if has("uploadId") => |n| *n == "uploadId",
         "DELETE" => |n| *n == "versionId",
         _ => return Err(SignError::Method(method.to_owned())),
@@ -126,10 +128,6 @@ fn shape<'a>(method: &str, target: &'a S3Target) -> Result<Shape<'a>, SignError>
     match names.iter().find(|n| !allowed(n)) {
         Some(parameter) => {
             Err(SignError::ObjectParameter { method: method.to_owned(), parameter: (*parameter).to_owned() })
-        }
-        // A bare `POST` of an object is no operation S3FileIO or PyIceberg sends.
-        None if method == "POST" && names.is_empty() => {
-            Err(SignError::ObjectParameter { method: method.to_owned(), parameter: "(none)".to_owned() })
         }
         None => Ok(Shape::Object),
     }
