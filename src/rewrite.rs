@@ -3,6 +3,7 @@
 //! their page tokens sealed, `stack` traces removed from errors, `no-store` on responses that
 //! may carry credentials.
 
+use crate::credentials::clean::{names_read_header, read_headers};
 use crate::iceberg::list::{self, Entry, ListError, ListKind};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
@@ -162,10 +163,10 @@ const SIGNER_KEYS: [&str; 4] = ["s3.signer.uri", "s3.signer.endpoint", "signer.u
 /// clients and pass, except those naming a header icegate reads (`read_headers`, lower case):
 /// clients send them on every request, so the upstream could otherwise set a caller's active
 /// roles (DESIGN.md §4).
-fn removed_config_key(key: &str, extras: &[String], read_headers: &[&str]) -> bool {
+fn removed_config_key(key: &str, extras: &[String], read_headers: &[String]) -> bool {
     let lower = key.to_ascii_lowercase();
-    if let Some(header) = lower.strip_prefix("header.") {
-        return read_headers.contains(&header.trim());
+    if lower.starts_with("header.") {
+        return names_read_header(key, read_headers);
     }
     matches!(key, "uri" | "token" | "namespace-separator")
         || SIGNER_KEYS.contains(&key)
@@ -196,9 +197,7 @@ pub fn clean_config(bytes: &[u8], config: &crate::config::Config) -> Result<Byte
     let invalid = |why: &str| RewriteError::List(ListError::Shape(format!("config response: {why}")));
     let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| invalid(&e.to_string()))?;
     let top = value.as_object_mut().ok_or_else(|| invalid("not an object"))?;
-    let identity = &config.identity.header;
-    let (user, groups) = (identity.user_header.to_ascii_lowercase(), identity.groups_header.to_ascii_lowercase());
-    let read_headers = ["authorization", "x-gravitino-active-roles", user.as_str(), groups.as_str()];
+    let read_headers = read_headers(&config.identity.header);
     for key in ["defaults", "overrides"] {
         if let Some(map) = top.get_mut(key).and_then(serde_json::Value::as_object_mut) {
             map.retain(|k, _| !removed_config_key(k, &config.credentials.secret_config_keys, &read_headers));

@@ -52,6 +52,8 @@ pub struct Vending {
     signing_endpoints: Vec<Endpoint>,
     /// The upstream's origin and `credentials.signing.signer_origins`.
     signer_origins: Vec<Origin>,
+    /// The headers icegate reads, which a table's `header.*` config keys may not set.
+    read_headers: Vec<String>,
 }
 
 /// Who the credentials are for, for session names, tags and the cache key.
@@ -66,8 +68,9 @@ pub struct Caller<'a> {
 }
 
 impl Vending {
-    /// `upstream` is the catalog's origin, where an advertised signer may always be.
-    pub fn new(config: Config, upstream: Option<Origin>) -> Self {
+    /// `upstream` is the catalog's origin, where an advertised signer may always be;
+    /// `read_headers` are the headers icegate reads ([`clean::read_headers`]).
+    pub fn new(config: Config, upstream: Option<Origin>, read_headers: Vec<String>) -> Self {
         let downscoper = match config.mode {
             crate::credentials::Mode::S3Downscope => Downscoper::new(&config.sts).map_err(|e| e.to_string()),
             _ => Err("the mode is not `s3-downscope`".to_owned()),
@@ -77,7 +80,7 @@ impl Vending {
             config.signing.endpoints.iter().filter_map(|e| Endpoint::parse(&e.url, e.path_style)).collect();
         let signer_origins =
             upstream.into_iter().chain(config.signing.signer_origins.iter().filter_map(|o| Origin::parse(o))).collect();
-        Self { config, downscoper, tables: Mutex::new(HashMap::new()), signing_endpoints, signer_origins }
+        Self { config, downscoper, tables: Mutex::new(HashMap::new()), signing_endpoints, signer_origins, read_headers }
     }
 
     pub fn signing_endpoints(&self) -> &[Endpoint] {
@@ -146,8 +149,13 @@ impl Vending {
     {
         let parsed = Parsed::read(body)?;
         let endpoints = self.endpoints(table_path);
-        let rules =
-            Rules { action, extra_allowed: &self.config.allowed_config_keys, endpoints: &endpoints, minted: None };
+        let rules = Rules {
+            action,
+            extra_allowed: &self.config.allowed_config_keys,
+            endpoints: &endpoints,
+            minted: None,
+            read_headers: &self.read_headers,
+        };
         let vends = parsed.vends(&rules);
         let mint =
             matches!(action, Action::Downscope(_)) && (vends || caller.asked || op == OperationId::LoadCredentials);

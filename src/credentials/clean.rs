@@ -64,6 +64,8 @@ pub struct Rules<'a> {
     pub endpoints: &'a Endpoints,
     /// Credentials minted for `Action::Downscope`, when the table has an S3 location.
     pub minted: Option<&'a Minted>,
+    /// The headers icegate reads ([`read_headers`]), which no `header.*` key may set.
+    pub read_headers: &'a [String],
 }
 
 impl Rules<'_> {
@@ -79,8 +81,7 @@ impl Rules<'_> {
 
     /// A table response's `config`.
     pub fn config(&self, config: &mut Map<String, Value>) {
-        // A client must keep authenticating as itself, never with a token icegate passed on.
-        config.remove("token");
+        self.scrub(config);
         if self.action != Action::Keep {
             config.retain(|key, _| self.allowed(key));
         }
@@ -108,12 +109,19 @@ impl Rules<'_> {
                 .into_iter()
                 .filter(|entry| locations.iter().any(|location| is_under(&entry.prefix, location)))
                 .map(|mut entry| {
-                    entry.config.remove("token");
+                    self.scrub(&mut entry.config);
                     self.rewrite_endpoints(&mut entry.config);
                     entry
                 })
                 .collect(),
         }
+    }
+
+    /// What no caller gets in any mode: a client must keep authenticating as itself, never with
+    /// a `token` icegate passed on, nor with headers the upstream chose for its requests to icegate.
+    fn scrub(&self, config: &mut Map<String, Value>) {
+        config.remove("token");
+        config.retain(|key, _| !names_read_header(key, self.read_headers));
     }
 
     fn rewrite_endpoints(&self, config: &mut Map<String, Value>) {
@@ -148,6 +156,23 @@ impl Minted {
             config.insert(key.to_owned(), Value::String(value));
         }
     }
+}
+
+/// The headers icegate reads, lower case: `Authorization`, `X-Gravitino-Active-Roles` and the
+/// `header` identity provider's two.
+pub fn read_headers(identity: &crate::config::HeaderIdentity) -> Vec<String> {
+    ["authorization", "x-gravitino-active-roles", &identity.user_header, &identity.groups_header]
+        .iter()
+        .map(|h| h.to_ascii_lowercase())
+        .collect()
+}
+
+/// Whether `key` is a `header.*` config key naming one of `read_headers`: clients turn such keys
+/// into request headers, also on their requests to icegate (PyIceberg's signer does with a
+/// table's `config`), so the upstream could otherwise set a caller's identity or active roles.
+pub fn names_read_header(key: &str, read_headers: &[String]) -> bool {
+    key.get(..7).is_some_and(|p| p.eq_ignore_ascii_case("header."))
+        && key.get(7..).is_some_and(|name| read_headers.iter().any(|h| name.trim().eq_ignore_ascii_case(h)))
 }
 
 /// A table's locations: `location` and the location properties (DESIGN.md §8), in that order,

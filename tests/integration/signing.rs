@@ -360,6 +360,25 @@ async fn load_table_never_carries_the_upstreams_signer_address() {
 }
 
 #[tokio::test]
+async fn finding_a_tables_config_cannot_set_headers_icegate_reads() {
+    // PyIceberg's signer sends a table's `header.*` config as headers of its sign requests, to
+    // icegate: the upstream could choose the caller's identity or active roles there.
+    let config = json!({"header.Authorization": "Basic cm9vdDp4", "header.x-gravitino-active-roles": "admin",
+                        "HEADER.X-Forwarded-User": "root", "header.X-Custom": "kept", "s3.endpoint": "http://minio:9000"});
+    let body = format!(
+        r#"{{"metadata-location":"m","metadata":{{"location":"s3://lake/wh/sales/orders"}},"config":{config},"storage-credentials":[{{"prefix":"s3://lake/wh/sales/orders","config":{config}}}]}}"#
+    );
+    let upstream = FakeUpstream::start(move |_: &Recorded| Reply::raw(200, &body)).await;
+    let g = gate(&upstream.url(""), POLICY, |c| c.credentials.mode = icegate::credentials::Mode::Passthrough).await;
+    let a = send(g.addr, "GET", TABLE, &[("authorization", &basic("alice"))], b"").await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    let kept = json!({"header.X-Custom": "kept", "s3.endpoint": "http://minio:9000"});
+    assert_eq!(a.json()["config"], kept);
+    assert_eq!(a.json()["storage-credentials"][0]["config"], kept);
+    assert_eq!(upstream.only().target, TABLE);
+}
+
+#[tokio::test]
 async fn finding_null_storage_credentials_and_config_are_read_as_absent() {
     let metadata = r#"{"format-version":2,"table-uuid":"u","location":"s3://lake/wh/sales/orders","properties":null}"#;
     let table =
