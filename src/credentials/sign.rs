@@ -180,7 +180,7 @@ fn delete_keys(xml: &str) -> Result<Vec<String>, SignError> {
     let mut keys = Vec::new();
     for child in root.children().filter(|n| !n.is_text() || !is_blank(n)) {
         match child.tag_name().name() {
-            "Quiet" if child.is_element() => {}
+            "Quiet" if child.is_element() && text_only(child) => {}
             "Object" if child.is_element() => keys.push(object_key(child).map_err(bad)?),
             _ => return Err(bad("`Delete` holds something other than `Object` and `Quiet`")),
         }
@@ -196,11 +196,10 @@ fn object_key(object: roxmltree::Node<'_, '_>) -> Result<String, &'static str> {
     let mut key = None;
     for child in object.children().filter(|n| !n.is_text() || !is_blank(n)) {
         match child.tag_name().name() {
+            _ if child.is_element() && !text_only(child) => {
+                return Err("an element of an `Object` holds more than text");
+            }
             "Key" if child.is_element() && key.is_none() => {
-                // Text and CDATA only: a comment would split what S3 joins.
-                if !child.children().all(|n| n.is_text()) {
-                    return Err("a `Key` holds more than text");
-                }
                 key = Some(child.children().filter_map(|n| n.text()).collect::<String>());
             }
             "Key" if child.is_element() => return Err("an `Object` has more than one `Key`"),
@@ -209,6 +208,12 @@ fn object_key(object: roxmltree::Node<'_, '_>) -> Result<String, &'static str> {
         }
     }
     key.ok_or("an `Object` has no `Key`")
+}
+
+/// Text and CDATA only: a comment would split what S3 joins, and an element inside would be
+/// read by some stores and not by others.
+fn text_only(node: roxmltree::Node<'_, '_>) -> bool {
+    node.children().all(|n| n.is_text())
 }
 
 fn is_blank(node: &roxmltree::Node<'_, '_>) -> bool {

@@ -246,6 +246,9 @@ fn a_batch_delete_icegate_could_read_differently_from_s3_is_refused() {
         "<Delete><Object><Key>wh/db/t/<b/>a</Key></Object></Delete>",
         "<Delete><Object><Key>wh/db/t/a</Key><Other/></Object></Delete>",
         "<Delete><Object><Key>wh/db/t/a</Key></Object><Unknown/></Delete>",
+        // found by the fuzz target: keys nested where S3 expects text
+        "<Delete><Object><Key>wh/db/t/a</Key><VersionId><Object><Key>wh/db/other/b</Key></Object></VersionId></Object></Delete>",
+        "<Delete><Object><Key>wh/db/t/a</Key></Object><Quiet><Key>wh/db/other/b</Key></Quiet></Delete>",
         "<Delete>text<Object><Key>wh/db/t/a</Key></Object></Delete>",
         r#"<?xml version="1.0"?><!DOCTYPE Delete [<!ENTITY k "wh/db/other/x">]><Delete><Object><Key>&k;</Key></Object></Delete>"#,
         r#"<!DOCTYPE Delete SYSTEM "http://example.com/d.dtd"><Delete><Object><Key>wh/db/t/a</Key></Object></Delete>"#,
