@@ -91,7 +91,7 @@ fuzz_target!(|data: &[u8]| {
         let keys: Vec<String> = doc
             .descendants()
             .filter(|n| n.is_element() && n.tag_name().name() == "Key")
-            .map(|k| k.descendants().filter_map(|n| n.text()).collect())
+            .map(|k| k.descendants().filter(|n| n.is_text()).filter_map(|n| n.text()).collect())
             .collect();
         assert!(!keys.is_empty(), "a delete of nothing was signed: {xml}");
         for key in keys {

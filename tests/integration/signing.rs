@@ -388,7 +388,12 @@ async fn finding_null_storage_credentials_and_config_are_read_as_absent() {
     );
     for body in [table, entry] {
         let answer = body.clone();
-        let upstream = FakeUpstream::start(move |_: &Recorded| Reply::raw(200, &answer)).await;
+        // no namespace is named like the table that is created (DESIGN.md §4's collision check)
+        let upstream = FakeUpstream::start(move |r: &Recorded| match r.method.as_str() {
+            "HEAD" => Reply::raw(404, ""),
+            _ => Reply::raw(200, &answer),
+        })
+        .await;
         let g = gate(&upstream.url(""), POLICY, |_| {}).await;
         let auth = basic("alice");
         let a = send(g.addr, "GET", TABLE, &[("authorization", &auth)], b"").await;
