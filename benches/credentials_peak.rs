@@ -27,7 +27,8 @@ fn main() {
     let body = Bytes::from(load_table::response(5 * 1024 * 1024));
     let size = body.len() as f64;
     let endpoints = Endpoints { credentials: "v1/c".into(), sign: "v1/s".into(), signer_uri: None };
-    let rules = Rules { action: Action::Strip, extra_allowed: &[], endpoints: &endpoints, minted: None };
+    let rules =
+        Rules { action: Action::Strip, extra_allowed: &[], endpoints: &endpoints, minted: None, read_headers: &[] };
     let (ours, out_len) = peak_of(|| {
         let parsed = Parsed::read(body.clone()).unwrap();
         let locations = parsed.locations.clone().unwrap_or_default();

@@ -3,7 +3,7 @@
 #
 #   bash scripts/fuzz.sh              each target for FUZZ_SECONDS (default 20) — the test run
 #   bash scripts/fuzz.sh --long       each target for FUZZ_LONG_SECONDS (default 1800)
-#   bash scripts/fuzz.sh [--long] T   only target T (path, roles, auth, body, list, credentials)
+#   bash scripts/fuzz.sh [--long] T   only target T (path, roles, auth, body, list, credentials, sign)
 #
 # Works on the stable toolchain: `-s none` builds with libFuzzer's coverage instrumentation but
 # no sanitizer (the sanitizers need nightly; the targets are safe Rust and check properties with
@@ -21,7 +21,7 @@ if [[ "${1:-}" == "--long" ]]; then
 fi
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
-    targets=(path roles auth body list credentials)
+    targets=(path roles auth body list credentials sign)
 fi
 
 if ! cargo fuzz --version 2>/dev/null | grep -q "$CARGO_FUZZ_VERSION"; then

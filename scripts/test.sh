@@ -25,7 +25,8 @@ What the full run does, in order:
   4. deploy/dev-catalog/smoke.sh: the dev Iceberg REST catalog with PyIceberg
   5. tests/names/run.sh: path segments decoded by Iceberg's Java RESTUtil and by icegate
   6. tests/e2e/run.sh: PyIceberg, DuckDB, ownership by creation, credential vending,
-     s3-downscope against moto, and Spark SQL, each through icegate to the dev catalog
+     s3-downscope and remote signing against moto, and Spark SQL, each through icegate to the
+     dev catalog (remote signing to a small catalog and signer of the test's own)
   7. tests/readme/follow.sh: the README's demo command in a fresh clone
   8. scripts/fuzz.sh: each fuzz target for 20 s
 
@@ -33,8 +34,9 @@ What it installs when missing (it runs as root, or with sudo for apt-get):
   - Debian packages, with apt-get: postgresql (step 2); openjdk-17-jdk-headless, Jackson,
     httpcore5, ASM, SLF4J and the SQLite JDBC driver for the dev catalog (steps 4-7)
   - pinned Python packages with pip, in virtual environments under target/: pyiceberg, pyarrow,
-    duckdb (steps 4, 6, 7); moto (6); pyspark 3.5.9 and the Iceberg 1.10.2 runtime jar (6);
-    the Iceberg jar of the dev catalog comes from a pinned, hash-checked PyPI wheel
+    duckdb (steps 4, 6, 7); moto (6); pyiceberg with s3fs (6); pyspark 3.5.9 and the Iceberg
+    1.10.2 runtime jar (6); the Iceberg jar of the dev catalog comes from a pinned,
+    hash-checked PyPI wheel
   - cargo-fuzz 0.13.1 with cargo install (step 8)
   Everything else it needs is the Rust toolchain (1.95), Java 17's runtime and Python 3.11.
 HELP

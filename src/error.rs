@@ -271,8 +271,23 @@ impl From<&crate::vending::VendError> for Refusal {
             VendError::Locations(404) => Self::new(404, "NoSuchTableException", "table does not exist upstream"),
             // the envelope's errors may quote the upstream's values (a secret key)
             VendError::Envelope(_) => Self::unreadable_upstream("table response", e),
+            // STS's own words (ARNs, policy text) are for the operator's log, not the caller
+            VendError::Mint(_) => {
+                tracing::warn!(error = %e, "minting downscoped credentials failed");
+                Self::new(
+                    502,
+                    "BadGatewayException",
+                    "cannot mint downscoped credentials; icegate's log has the details",
+                )
+            }
             _ => Self::new(502, "BadGatewayException", e.to_string()),
         }
+    }
+}
+
+impl From<&crate::credentials::storage::SignerError> for Refusal {
+    fn from(e: &crate::credentials::storage::SignerError) -> Self {
+        Self::new(502, "BadGatewayException", e.to_string())
     }
 }
 

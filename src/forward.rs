@@ -84,6 +84,11 @@ impl Upstream {
         self.url.authority.as_str()
     }
 
+    /// The catalog URI its own clients use: scheme, authority and base path.
+    pub fn catalog_uri(&self) -> String {
+        format!("{}://{}{}", self.url.scheme, self.url.authority, self.url.base_path)
+    }
+
     /// Sends `request` and waits for the response head within the response timeout.
     pub async fn send(&self, request: http::Request<Body>) -> Result<http::Response<Incoming>, ForwardError> {
         let timeout = Duration::from_millis(self.response_timeout_ms);

@@ -3,7 +3,7 @@
 //! adds → forward → rewrite. The first stage that refuses answers; the decision state is
 //! loaded once and every stage reads that one value.
 
-use crate::credentials::{Action, sign};
+use crate::credentials::Action;
 use crate::decide::{self, PathCheck, Stop};
 use crate::error::{self, Refusal};
 use crate::forward::Body;
@@ -14,7 +14,7 @@ use crate::inspect::{self, RequestBody};
 use crate::outbound::Outbound;
 use crate::policy::authorize;
 use crate::state::{DecisionState, Shared};
-use crate::upstream_calls::{self, send, table_locations, upstream_says_missing};
+use crate::upstream_calls::{self, send, send_to, sign_destination, table_locations, upstream_says_missing};
 use crate::{accept, audit, identity};
 use crate::{rewrite, vending};
 use bytes::Bytes;
@@ -199,6 +199,8 @@ async fn pipeline(
     let mut body_table: Option<String> = None;
     // The table a stage-create stages, whose assigned location is remembered from the answer.
     let mut stage_create: Option<crate::iceberg::TableIdent> = None;
+    // Where an authorized sign request goes when not to its table-scoped route (DESIGN.md §8).
+    let mut signer: Option<http::Uri> = None;
     // The ownership changes the request makes if the upstream carries it out (DESIGN.md §4).
     let mut ownership = crate::owners::plan::changes(route, catalog, None);
     if let RequestBody::Buffered(bytes) = &body {
@@ -226,10 +228,9 @@ async fn pipeline(
         if let iceberg_body::Body::SignRequest(sign) = &parsed {
             let table = vending::table_path(route, None).unwrap_or_default();
             let lookup = Outbound { path: &table, query: "", strip_delegation: true, ..base_out };
-            let locations = table_locations(shared, &parts.headers, &lookup)
+            signer = sign_destination(shared, &parts.headers, &lookup, sign)
                 .await
-                .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
-            sign::check(sign, &locations).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+                .map_err(|refusal| Stop::plain(refusal, Some(op)))?;
         }
     }
 
@@ -251,7 +252,7 @@ async fn pipeline(
         .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
     record.decided();
     let sent = std::time::Instant::now();
-    let response = send(shared, &parts.headers, &out, upstream_body).await;
+    let response = send_to(shared, &parts.headers, &out, signer.as_ref(), upstream_body).await;
     let response = crate::owners::settle::settle(shared, &parts.headers, intents, response).await?;
     record.upstream_took = Some(sent.elapsed());
     record.upstream_status = Some(response.status().as_u16());
@@ -425,7 +426,7 @@ async fn rewrite_response(
         Some(Bytes::from(filtered.body))
     } else if op == OperationId::GetConfig && success {
         let bytes = rewrite::collect(body).await.map_err(fail)?;
-        Some(rewrite::clean_config(&bytes, &shared.config.credentials.secret_config_keys).map_err(fail)?)
+        Some(rewrite::clean_config(&bytes, &shared.config).map_err(fail)?)
     } else if let (Some(vend), true) = (vend, success) {
         let bytes = rewrite::collect(body).await.map_err(fail)?;
         if let Some((catalog, table)) = vend.staged

@@ -3,6 +3,7 @@
 //! their page tokens sealed, `stack` traces removed from errors, `no-store` on responses that
 //! may carry credentials.
 
+use crate::credentials::clean::{names_read_header, read_headers};
 use crate::iceberg::list::{self, Entry, ListError, ListKind};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
@@ -152,16 +153,26 @@ const CREDENTIAL_KEYS: [&str; 9] = [
 /// secret one costs much.
 const SECRET_WORDS: [&str; 6] = ["secret", "token", "password", "credential", "sas-", "-key"];
 
-/// Whether a getConfig `defaults`/`overrides` key is removed: `uri` would send clients around
-/// icegate, `token` would let them authenticate as icegate, `namespace-separator` would make
-/// them use a separator icegate refuses; credentials never leave, nor does a key named like
-/// one. `header.*` keys are the catalog's instructions to clients and pass (DESIGN.md §4).
-fn removed_config_key(key: &str, extras: &[String]) -> bool {
+/// The signer keys: clients must sign through icegate (DESIGN.md §8).
+const SIGNER_KEYS: [&str; 4] = ["s3.signer.uri", "s3.signer.endpoint", "signer.uri", "signer.endpoint"];
+
+/// Whether a getConfig `defaults`/`overrides` key is removed: `uri` and the signer keys would
+/// send clients around icegate, `token` would let them authenticate as icegate,
+/// `namespace-separator` would make them use a separator icegate refuses; credentials never
+/// leave, nor does a key named like one. `header.*` keys are the catalog's instructions to
+/// clients and pass, except those naming a header icegate reads (`read_headers`, lower case):
+/// clients send them on every request, so the upstream could otherwise set a caller's active
+/// roles (DESIGN.md §4).
+fn removed_config_key(key: &str, extras: &[String], read_headers: &[String]) -> bool {
     let lower = key.to_ascii_lowercase();
+    if lower.starts_with("header.") {
+        return names_read_header(key, read_headers);
+    }
     matches!(key, "uri" | "token" | "namespace-separator")
+        || SIGNER_KEYS.contains(&key)
         || CREDENTIAL_KEYS.iter().any(|c| if c.ends_with('.') { key.starts_with(c) } else { key == *c })
         || extras.iter().any(|e| e == key)
-        || (!key.starts_with("header.") && SECRET_WORDS.iter().any(|w| lower.contains(w)))
+        || SECRET_WORDS.iter().any(|w| lower.contains(w))
 }
 
 /// An endpoint the catalog advertises, kept only when icegate classifies it.
@@ -180,15 +191,16 @@ fn classified_endpoint(endpoint: &str) -> bool {
     )
 }
 
-/// A getConfig response cleaned as DESIGN.md §4 says; `extras` are
-/// `credentials.secret_config_keys`.
-pub fn clean_config(bytes: &[u8], extras: &[String]) -> Result<Bytes, RewriteError> {
+/// A getConfig response cleaned as DESIGN.md §4 says, with `config`'s
+/// `credentials.secret_config_keys` and the headers its identity providers read.
+pub fn clean_config(bytes: &[u8], config: &crate::config::Config) -> Result<Bytes, RewriteError> {
     let invalid = |why: &str| RewriteError::List(ListError::Shape(format!("config response: {why}")));
     let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| invalid(&e.to_string()))?;
     let top = value.as_object_mut().ok_or_else(|| invalid("not an object"))?;
+    let read_headers = read_headers(&config.identity.header);
     for key in ["defaults", "overrides"] {
         if let Some(map) = top.get_mut(key).and_then(serde_json::Value::as_object_mut) {
-            map.retain(|k, _| !removed_config_key(k, extras));
+            map.retain(|k, _| !removed_config_key(k, &config.credentials.secret_config_keys, &read_headers));
         }
     }
     if let Some(endpoints) = top.get_mut("endpoints").and_then(serde_json::Value::as_array_mut) {
@@ -203,8 +215,10 @@ mod tests {
 
     #[test]
     fn config_loses_what_would_bypass_icegate() {
-        let body = br#"{"defaults":{"uri":"http://catalog","warehouse":"w","s3.secret-access-key":"x","adls.sas-token.acct":"y","header.X":"1","S3.Secret-Key":"z","credential":"id:secret","my.extra":"e","client.region":"r","rest-page-size":"10"},"overrides":{"token":"t","namespace-separator":"%2E","prefix":"p","header.X-Api-Token":"h"},"endpoints":["GET /v1/{prefix}/namespaces","POST /v1/{prefix}/magic"]}"#;
-        let cleaned = clean_config(body, &["my.extra".to_owned()]).unwrap();
+        let body = br#"{"defaults":{"uri":"http://catalog","warehouse":"w","s3.secret-access-key":"x","adls.sas-token.acct":"y","header.X":"1","S3.Secret-Key":"z","credential":"id:secret","my.extra":"e","client.region":"r","rest-page-size":"10","s3.signer.uri":"http://catalog","signer.endpoint":"v1/sign"},"overrides":{"token":"t","namespace-separator":"%2E","prefix":"p","header.X-Api-Token":"h","s3.signer.endpoint":"v1/aws/s3/sign","signer.uri":"http://catalog"},"endpoints":["GET /v1/{prefix}/namespaces","POST /v1/{prefix}/magic"]}"#;
+        let mut config = crate::config::Config::default();
+        config.credentials.secret_config_keys = vec!["my.extra".to_owned()];
+        let cleaned = clean_config(body, &config).unwrap();
         let v: serde_json::Value = serde_json::from_slice(&cleaned).unwrap();
         assert_eq!(
             v["defaults"],
@@ -212,7 +226,17 @@ mod tests {
         );
         assert_eq!(v["overrides"], serde_json::json!({"prefix":"p","header.X-Api-Token":"h"}));
         assert_eq!(v["endpoints"], serde_json::json!(["GET /v1/{prefix}/namespaces"]));
-        assert!(clean_config(b"nope", &[]).is_err());
+        assert!(clean_config(b"nope", &config).is_err());
+    }
+
+    #[test]
+    fn config_loses_header_keys_naming_headers_icegate_reads() {
+        let body = br#"{"defaults":{"header.Authorization":"Basic x","header.X-Gravitino-Active-Roles":"admin","header.x-forwarded-user":"root","header.X-Custom":"kept"},"overrides":{"HEADER.x-gravitino-active-roles":"admin","header.X-Team":"g","header.X-Trace":"kept"}}"#;
+        let mut config = crate::config::Config::default();
+        config.identity.header.groups_header = "X-Team".to_owned();
+        let v: serde_json::Value = serde_json::from_slice(&clean_config(body, &config).unwrap()).unwrap();
+        assert_eq!(v["defaults"], serde_json::json!({"header.X-Custom":"kept"}));
+        assert_eq!(v["overrides"], serde_json::json!({"header.X-Trace":"kept"}));
     }
 
     #[test]

@@ -100,7 +100,11 @@ impl Shared {
         Arc::new(Self {
             owners,
             audit: crate::audit::Audit::new(sink),
-            vending: crate::vending::Vending::new(config.credentials.clone()),
+            vending: crate::vending::Vending::new(
+                config.credentials.clone(),
+                upstream.catalog_uri().parse().ok().as_ref().and_then(crate::credentials::s3url::Origin::of),
+                crate::credentials::clean::read_headers(&config.identity.header),
+            ),
             staged: crate::staged::StagedLocations::new(std::time::Duration::from_secs(
                 config.owners.staged_location_seconds,
             )),

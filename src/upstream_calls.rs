@@ -1,18 +1,21 @@
 //! The requests icegate sends upstream on its own behalf or the caller's, outside the one
 //! forwarded request: the existence HEAD of 403-or-404, the table load that tells a sign or
-//! credentials check where the table's data lives, the existence checks of names about to be
-//! created, and the stage-create that tells where the upstream places a staged table.
+//! credentials check where the table's data lives (and a sign request where it goes), the
+//! existence checks of names about to be created, and the stage-create that tells where the
+//! upstream places a staged table.
 
+use crate::credentials::{sign, storage::TableStorage};
 use crate::decide::{Collision, Stop};
 use crate::error::Refusal;
 use crate::forward::Body;
 use crate::iceberg::TableIdent;
+use crate::iceberg::body::SignRequest;
 use crate::iceberg::path::encode;
 use crate::iceberg::routes::Route;
 use crate::outbound::{self, Outbound};
 use crate::state::Shared;
 use crate::{rewrite, vending};
-use http::{HeaderMap, Response, StatusCode};
+use http::{HeaderMap, HeaderValue, Response, StatusCode};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
 use std::sync::Arc;
@@ -24,7 +27,22 @@ pub async fn send(
     out: &Outbound<'_>,
     body: Body,
 ) -> Result<Response<Incoming>, Stop> {
-    let request = outbound::build(shared, caller, out, body).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    send_to(shared, caller, out, None, body).await
+}
+
+/// As [`send`], to `to` instead of `out`'s path on the upstream when given (a sign request
+/// going to the signer the upstream advertised, DESIGN.md §8).
+pub async fn send_to(
+    shared: &Shared,
+    caller: &HeaderMap,
+    out: &Outbound<'_>,
+    to: Option<&http::Uri>,
+    body: Body,
+) -> Result<Response<Incoming>, Stop> {
+    let mut request = outbound::build(shared, caller, out, body).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    if let Some(to) = to {
+        *request.uri_mut() = to.clone();
+    }
     shared.upstream.send(request).await.map_err(|e| Stop::plain(Refusal::from(&e), None))
 }
 
@@ -55,29 +73,66 @@ pub fn strip_idempotency(headers: &HeaderMap) -> HeaderMap {
     h
 }
 
-/// The table's locations, from the cache or a load of the table upstream (`lookup` is a GET
-/// of the table's path with the caller's credentials and enforced active roles).
+/// The table's storage (its locations first of all), from the cache or a load of the table
+/// upstream (`lookup` is a GET of the table's path with the caller's credentials and enforced
+/// active roles).
 pub async fn table_locations(
     shared: &Shared,
     caller: &HeaderMap,
     lookup: &Outbound<'_>,
-) -> Result<Arc<Vec<String>>, vending::VendError> {
-    if let Some(cached) = shared.vending.cached_locations(lookup.path) {
+) -> Result<Arc<TableStorage>, vending::VendError> {
+    load_table(shared, caller, lookup, false).await
+}
+
+/// Authorizes where a sign request reaches (DESIGN.md §8) and says where it goes: `None` for
+/// its table-scoped route, else the signer the upstream advertises for the table. `lookup`
+/// loads the table as for [`table_locations`].
+pub async fn sign_destination(
+    shared: &Shared,
+    caller: &HeaderMap,
+    lookup: &Outbound<'_>,
+    request: &SignRequest,
+) -> Result<Option<http::Uri>, Refusal> {
+    let table = load_table(shared, caller, lookup, true).await.map_err(|e| Refusal::from(&e))?;
+    sign::check(request, &table, shared.vending.signing_endpoints()).map_err(|e| Refusal::from(&e))?;
+    table
+        .signer
+        .as_ref()
+        .map(|signer| signer.destination(&shared.upstream.catalog_uri(), shared.vending.signer_origins()))
+        .transpose()
+        .map_err(|e| Refusal::from(&e))
+}
+
+/// A load of the table for its storage. `for_signing` asks the upstream for remote signing, so
+/// that it names the signer it would have the table's clients use.
+async fn load_table(
+    shared: &Shared,
+    caller: &HeaderMap,
+    lookup: &Outbound<'_>,
+    for_signing: bool,
+) -> Result<Arc<TableStorage>, vending::VendError> {
+    if let Some(cached) = shared.vending.cached_storage(lookup.path, for_signing) {
         return Ok(cached);
     }
     let get = http::Method::GET;
-    let out = Outbound { method: &get, ..*lookup };
+    let mut headers = strip_idempotency(caller);
+    let out = match for_signing {
+        true => {
+            headers.insert("x-iceberg-access-delegation", HeaderValue::from_static("remote-signing"));
+            Outbound { method: &get, strip_delegation: false, ..*lookup }
+        }
+        false => Outbound { method: &get, ..*lookup },
+    };
     let empty = Empty::new().map_err(|never| match never {}).boxed();
-    let response = send(shared, &strip_idempotency(caller), &out, empty)
-        .await
-        .map_err(|s| vending::VendError::Locations(s.refusal.status))?;
+    let response =
+        send(shared, &headers, &out, empty).await.map_err(|s| vending::VendError::Locations(s.refusal.status))?;
     if response.status() != StatusCode::OK {
         return Err(vending::VendError::Locations(response.status().as_u16()));
     }
     let body = rewrite::collect(response.into_body()).await.map_err(|_| vending::VendError::Locations(502))?;
-    let locations = vending::locations_of(body)?;
-    shared.vending.remember_locations(lookup.path, Arc::clone(&locations));
-    Ok(locations)
+    let table = vending::storage_of(body)?;
+    shared.vending.remember_storage(lookup.path, Arc::clone(&table), for_signing);
+    Ok(table)
 }
 
 /// `/v1` and the route's prefix: where a catalog's routes start, after the base path.

@@ -4,6 +4,8 @@
 
 use crate::credentials::clean::{Endpoints, Rules};
 use crate::credentials::response::{Chunks, Parsed};
+use crate::credentials::s3url::{Endpoint, Origin};
+use crate::credentials::storage::TableStorage;
 use crate::credentials::sts::{Downscoper, MintRequest, Minted, StsError};
 use crate::credentials::{Action, Config, clean, envelope::EnvelopeError};
 use crate::iceberg::OperationId;
@@ -30,15 +32,28 @@ pub enum VendError {
 /// Bounds the location cache; past it, expired entries go, then everything.
 const MAX_CACHED_TABLES: usize = 10_000;
 
-/// A table's locations, when they were learned.
-type CachedLocations = (Instant, Arc<Vec<String>>);
+/// A table's storage, when it was learned, and whether it was learned by asking for remote
+/// signing (a response to a caller who asked for vended credentials may omit the signer).
+#[derive(Debug)]
+struct Cached {
+    at: Instant,
+    storage: Arc<TableStorage>,
+    for_signing: bool,
+}
 
-/// The process's vending pieces: the location cache and the STS minter.
+/// The process's vending pieces: the table storage cache, the STS minter, and the signing
+/// settings parsed once.
 #[derive(Debug)]
 pub struct Vending {
     pub config: Config,
     downscoper: Result<Downscoper, String>,
-    locations: Mutex<HashMap<String, CachedLocations>>,
+    tables: Mutex<HashMap<String, Cached>>,
+    /// `credentials.signing.endpoints`.
+    signing_endpoints: Vec<Endpoint>,
+    /// The upstream's origin and `credentials.signing.signer_origins`.
+    signer_origins: Vec<Origin>,
+    /// The headers icegate reads, which a table's `header.*` config keys may not set.
+    read_headers: Vec<String>,
 }
 
 /// Who the credentials are for, for session names, tags and the cache key.
@@ -53,34 +68,54 @@ pub struct Caller<'a> {
 }
 
 impl Vending {
-    pub fn new(config: Config) -> Self {
+    /// `upstream` is the catalog's origin, where an advertised signer may always be;
+    /// `read_headers` are the headers icegate reads ([`clean::read_headers`]).
+    pub fn new(config: Config, upstream: Option<Origin>, read_headers: Vec<String>) -> Self {
         let downscoper = match config.mode {
             crate::credentials::Mode::S3Downscope => Downscoper::new(&config.sts).map_err(|e| e.to_string()),
             _ => Err("the mode is not `s3-downscope`".to_owned()),
         };
-        Self { config, downscoper, locations: Mutex::new(HashMap::new()) }
+        // Validated with the configuration; what does not parse was refused there.
+        let signing_endpoints =
+            config.signing.endpoints.iter().filter_map(|e| Endpoint::parse(&e.url, e.path_style)).collect();
+        let signer_origins =
+            upstream.into_iter().chain(config.signing.signer_origins.iter().filter_map(|o| Origin::parse(o))).collect();
+        Self { config, downscoper, tables: Mutex::new(HashMap::new()), signing_endpoints, signer_origins, read_headers }
     }
 
-    /// The table's cached locations, if fresh.
-    pub fn cached_locations(&self, table_path: &str) -> Option<Arc<Vec<String>>> {
+    pub fn signing_endpoints(&self) -> &[Endpoint] {
+        &self.signing_endpoints
+    }
+
+    pub fn signer_origins(&self) -> &[Origin] {
+        &self.signer_origins
+    }
+
+    /// The table's cached storage, if fresh (and, `for_signing`, learned by asking for signing).
+    pub fn cached_storage(&self, table_path: &str, for_signing: bool) -> Option<Arc<TableStorage>> {
         let ttl = Duration::from_secs(self.config.location_cache_seconds);
-        let cache = self.locations.lock().ok()?;
-        cache.get(table_path).filter(|(at, _)| at.elapsed() < ttl).map(|(_, l)| Arc::clone(l))
+        let cache = self.tables.lock().ok()?;
+        let entry = cache.get(table_path).filter(|c| c.at.elapsed() < ttl && (c.for_signing || !for_signing))?;
+        Some(Arc::clone(&entry.storage))
     }
 
-    pub fn remember_locations(&self, table_path: &str, locations: Arc<Vec<String>>) {
+    pub fn remember_storage(&self, table_path: &str, storage: Arc<TableStorage>, for_signing: bool) {
         if self.config.location_cache_seconds == 0 {
             return;
         }
         let ttl = Duration::from_secs(self.config.location_cache_seconds);
-        let Ok(mut cache) = self.locations.lock() else { return };
+        let Ok(mut cache) = self.tables.lock() else { return };
+        // A fresh entry learned for signing also serves everything else: keep it.
+        if !for_signing && cache.get(table_path).is_some_and(|c| c.for_signing && c.at.elapsed() < ttl) {
+            return;
+        }
         if cache.len() >= MAX_CACHED_TABLES {
-            cache.retain(|_, (at, _)| at.elapsed() < ttl);
+            cache.retain(|_, c| c.at.elapsed() < ttl);
             if cache.len() >= MAX_CACHED_TABLES {
                 cache.clear();
             }
         }
-        cache.insert(table_path.to_owned(), (Instant::now(), locations));
+        cache.insert(table_path.to_owned(), Cached { at: Instant::now(), storage, for_signing });
     }
 
     /// icegate's endpoints for the table at `table_path` (after the base path).
@@ -97,8 +132,8 @@ impl Vending {
         }
     }
 
-    /// Rewrites one credential-bearing response. `locations` loads the table's locations
-    /// when the response does not carry its metadata and they are needed.
+    /// Rewrites one credential-bearing response. `locations` loads the table's storage
+    /// when the response does not carry its metadata and its locations are needed.
     pub async fn rewrite<F, Fut>(
         &self,
         op: OperationId,
@@ -110,27 +145,33 @@ impl Vending {
     ) -> Result<(Chunks, Action), VendError>
     where
         F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<Arc<Vec<String>>, VendError>>,
+        Fut: Future<Output = Result<Arc<TableStorage>, VendError>>,
     {
         let parsed = Parsed::read(body)?;
         let endpoints = self.endpoints(table_path);
-        let rules =
-            Rules { action, extra_allowed: &self.config.allowed_config_keys, endpoints: &endpoints, minted: None };
+        let rules = Rules {
+            action,
+            extra_allowed: &self.config.allowed_config_keys,
+            endpoints: &endpoints,
+            minted: None,
+            read_headers: &self.read_headers,
+        };
         let vends = parsed.vends(&rules);
         let mint =
             matches!(action, Action::Downscope(_)) && (vends || caller.asked || op == OperationId::LoadCredentials);
         let needs_locations = mint || (action == Action::Keep && vends);
-        let locations = match (&parsed.locations, needs_locations) {
+        let table = match (parsed.storage(), needs_locations) {
             (Some(from_metadata), _) => {
-                let l = Arc::new(from_metadata.clone());
-                self.remember_locations(table_path, Arc::clone(&l));
-                l
+                let table = Arc::new(from_metadata);
+                self.remember_storage(table_path, Arc::clone(&table), false);
+                table
             }
             (None, true) => locations().await?,
-            (None, false) => Arc::new(Vec::new()),
+            (None, false) => Arc::default(),
         };
+        let locations = &table.locations;
         let minted = match action {
-            Action::Downscope(scope) if mint => self.mint(caller, scope, &locations).await?,
+            Action::Downscope(scope) if mint => self.mint(caller, scope, locations).await?,
             _ => None,
         };
         // Downscoping with nothing to mint (no S3 location) leaves nothing: that is a strip.
@@ -139,7 +180,7 @@ impl Vending {
             _ => action,
         };
         let rules = Rules { action: done, minted: minted.as_deref(), ..rules };
-        Ok((parsed.render(&rules, &locations)?, done))
+        Ok((parsed.render(&rules, locations)?, done))
     }
 
     async fn mint(
@@ -180,9 +221,9 @@ pub fn table_path(route: &Route, body_name: Option<&str>) -> Option<String> {
     }
 }
 
-/// The locations of a loadTable response from the upstream.
-pub fn locations_of(body: Bytes) -> Result<Arc<Vec<String>>, VendError> {
-    Ok(Arc::new(Parsed::read(body)?.locations.unwrap_or_default()))
+/// The storage a loadTable response from the upstream describes.
+pub fn storage_of(body: Bytes) -> Result<Arc<TableStorage>, VendError> {
+    Ok(Arc::new(Parsed::read(body)?.storage().unwrap_or_default()))
 }
 
 #[cfg(test)]
@@ -195,6 +236,17 @@ mod tests {
             Classified::Route(r) => r,
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_failed_mint_is_a_502_that_does_not_quote_sts() {
+        let e = VendError::Mint(StsError::Refused {
+            code: "AccessDenied".into(),
+            message: "User: arn:aws:iam::1:user/icegate is not authorized to perform: sts:AssumeRole".into(),
+        });
+        let refusal = crate::error::Refusal::from(&e);
+        assert_eq!(refusal.status, 502);
+        assert!(!refusal.message.contains("arn:") && !refusal.message.contains("AccessDenied"), "{}", refusal.message);
     }
 
     #[test]

@@ -1,11 +1,12 @@
 //! The credential rewriter. Property: for a caller whose credentials are removed, no `config`
 //! key outside the allow-list survives and `storage-credentials` is empty; for every caller,
-//! `token` is gone and every kept storage credential lies under one of the table's locations.
+//! `token` and `header.*` keys naming a header icegate reads are gone, and every kept storage
+//! credential lies under one of the table's locations.
 #![no_main]
 
 use bytes::Bytes;
 use icegate::credentials::Action;
-use icegate::credentials::clean::{Endpoints, Rules, is_under};
+use icegate::credentials::clean::{Endpoints, Rules, is_under, names_read_header};
 use icegate::credentials::response::Parsed;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
@@ -25,7 +26,8 @@ fuzz_target!(|data: &[u8]| {
         signer_uri: None,
     };
     let extra: Vec<String> = Vec::new();
-    let rules = Rules { action, extra_allowed: &extra, endpoints: &endpoints, minted: None };
+    let read = ["authorization".to_owned(), "x-gravitino-active-roles".to_owned()];
+    let rules = Rules { action, extra_allowed: &extra, endpoints: &endpoints, minted: None, read_headers: &read };
     let locations = parsed.locations.clone().unwrap_or_else(|| vec!["s3://lake/sales/orders".to_owned()]);
     let Ok(chunks) = parsed.render(&rules, &locations) else { return };
     let out = chunks.concat();
@@ -33,6 +35,7 @@ fuzz_target!(|data: &[u8]| {
     let config = v.get("config").and_then(Value::as_object);
     if let Some(config) = config {
         assert!(!config.contains_key("token"), "token kept: {v}");
+        assert!(!config.keys().any(|k| names_read_header(k, &read)), "a header icegate reads kept: {v}");
         if action == Action::Strip {
             for key in config.keys() {
                 assert!(rules.allowed(key), "`{key}` survived removal: {v}");

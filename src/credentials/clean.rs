@@ -10,6 +10,8 @@ use serde_json::{Map, Value};
 /// `config` keys that carry no secret, kept when credentials are removed (DESIGN.md §8).
 const NON_SECRET_KEYS: &[&str] = &[
     "client.region",
+    // the name of the client's signer implementation (PyIceberg's `S3V4RestSigner`)
+    "s3.signer",
     "s3.endpoint",
     "s3.path-style-access",
     "s3.cross-region-access-enabled",
@@ -33,7 +35,13 @@ const S3_REFRESH_KEY: &str = "client.refresh-credentials-endpoint";
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 pub struct StorageCredential {
     pub prefix: String,
+    /// `null` is read as absent, as everywhere a list or map may be (DESIGN.md §8).
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub config: Map<String, Value>,
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Map<String, Value>, D::Error> {
+    Option::<Map<String, Value>>::deserialize(d).map(Option::unwrap_or_default)
 }
 
 /// Where icegate's own endpoints for the table are, as written into responses.
@@ -56,6 +64,8 @@ pub struct Rules<'a> {
     pub endpoints: &'a Endpoints,
     /// Credentials minted for `Action::Downscope`, when the table has an S3 location.
     pub minted: Option<&'a Minted>,
+    /// The headers icegate reads ([`read_headers`]), which no `header.*` key may set.
+    pub read_headers: &'a [String],
 }
 
 impl Rules<'_> {
@@ -71,8 +81,7 @@ impl Rules<'_> {
 
     /// A table response's `config`.
     pub fn config(&self, config: &mut Map<String, Value>) {
-        // A client must keep authenticating as itself, never with a token icegate passed on.
-        config.remove("token");
+        self.scrub(config);
         if self.action != Action::Keep {
             config.retain(|key, _| self.allowed(key));
         }
@@ -100,12 +109,19 @@ impl Rules<'_> {
                 .into_iter()
                 .filter(|entry| locations.iter().any(|location| is_under(&entry.prefix, location)))
                 .map(|mut entry| {
-                    entry.config.remove("token");
+                    self.scrub(&mut entry.config);
                     self.rewrite_endpoints(&mut entry.config);
                     entry
                 })
                 .collect(),
         }
+    }
+
+    /// What no caller gets in any mode: a client must keep authenticating as itself, never with
+    /// a `token` icegate passed on, nor with headers the upstream chose for its requests to icegate.
+    fn scrub(&self, config: &mut Map<String, Value>) {
+        config.remove("token");
+        config.retain(|key, _| !names_read_header(key, self.read_headers));
     }
 
     fn rewrite_endpoints(&self, config: &mut Map<String, Value>) {
@@ -142,6 +158,23 @@ impl Minted {
     }
 }
 
+/// The headers icegate reads, lower case: `Authorization`, `X-Gravitino-Active-Roles` and the
+/// `header` identity provider's two.
+pub fn read_headers(identity: &crate::config::HeaderIdentity) -> Vec<String> {
+    ["authorization", "x-gravitino-active-roles", &identity.user_header, &identity.groups_header]
+        .iter()
+        .map(|h| h.to_ascii_lowercase())
+        .collect()
+}
+
+/// Whether `key` is a `header.*` config key naming one of `read_headers`: clients turn such keys
+/// into request headers, also on their requests to icegate (PyIceberg's signer does with a
+/// table's `config`), so the upstream could otherwise set a caller's identity or active roles.
+pub fn names_read_header(key: &str, read_headers: &[String]) -> bool {
+    key.get(..7).is_some_and(|p| p.eq_ignore_ascii_case("header."))
+        && key.get(7..).is_some_and(|name| read_headers.iter().any(|h| name.trim().eq_ignore_ascii_case(h)))
+}
+
 /// A table's locations: `location` and the location properties (DESIGN.md §8), in that order,
 /// without repeats.
 pub fn table_locations(location: Option<String>, properties: Option<&Map<String, Value>>) -> Vec<String> {
@@ -175,6 +208,17 @@ pub fn is_under(path: &str, location: &str) -> bool {
     }
     let path = path.as_str();
     path == location || path.strip_prefix(location).is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// Whether `path` lies strictly inside `location`: a listing prefix `wh/t` also matches the keys
+/// of `wh/t2/`, so only `wh/t/` and deeper are inside `wh/t`.
+pub fn is_inside(path: &str, location: &str) -> bool {
+    let path = normalize(path);
+    let location = normalize(location);
+    let location = location.trim_end_matches('/');
+    !location.is_empty()
+        && location.contains("://")
+        && path.strip_prefix(location).is_some_and(|rest| rest.starts_with('/'))
 }
 
 fn normalize(uri: &str) -> String {

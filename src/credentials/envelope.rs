@@ -12,10 +12,12 @@ pub enum EnvelopeError {
     NotAnObject,
     #[error("upstream response is malformed at byte {0}")]
     Malformed(usize),
-    #[error("upstream response has the member `{0}` twice")]
-    Duplicate(String),
-    #[error("upstream response member `{key}` is invalid: {message}")]
-    Member { key: String, message: String },
+    /// The byte at which the repeated key starts (the key itself is the upstream's text).
+    #[error("upstream response has a member twice (the second at byte {0})")]
+    Duplicate(usize),
+    /// `key` is the name icegate looked the member up by; nothing of its value is quoted.
+    #[error("upstream response member `{key}` is not {expected}")]
+    Member { key: String, expected: &'static str },
 }
 
 /// One member of an object: its decoded key, the span of the whole member (key through value)
@@ -69,10 +71,15 @@ impl Envelope {
     }
 }
 
-/// Parses one member's value (a small part, never `metadata`).
-pub fn parse<T: serde::de::DeserializeOwned>(bytes: &[u8], member: &Member) -> Result<T, EnvelopeError> {
+/// Parses one member's value (a small part, never `metadata`); `expected` says in icegate's
+/// words what it must be, for the error (serde's message would quote the upstream's value).
+pub fn parse<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    member: &Member,
+    expected: &'static str,
+) -> Result<T, EnvelopeError> {
     let raw = bytes.get(member.value.clone()).ok_or(EnvelopeError::Malformed(member.value.start))?;
-    serde_json::from_slice(raw).map_err(|e| EnvelopeError::Member { key: member.key.clone(), message: e.to_string() })
+    serde_json::from_slice(raw).map_err(|_| EnvelopeError::Member { key: member.key.clone(), expected })
 }
 
 struct Scanner<'a> {
@@ -123,7 +130,7 @@ impl Scanner<'_> {
             let key = decode_key(self.bytes.get(start..self.at).unwrap_or_default())
                 .ok_or(EnvelopeError::Malformed(start))?;
             if members.iter().any(|m| m.key == key) {
-                return Err(EnvelopeError::Duplicate(key));
+                return Err(EnvelopeError::Duplicate(start));
             }
             self.expect(b':')?;
             self.skip_ws();
@@ -301,7 +308,7 @@ mod tests {
         let config = env.member("config").unwrap();
         assert_eq!(&body[config.value.clone()], br#"{"token":"t\"}"}"#);
         assert_eq!(&body[config.span.clone()], br#""config":{"token":"t\"}"}"#);
-        let location: String = parse(body, env.metadata_member("location").unwrap()).unwrap();
+        let location: String = parse(body, env.metadata_member("location").unwrap(), "a string").unwrap();
         assert_eq!(location, "s3://b/t");
     }
 
@@ -397,7 +404,8 @@ mod tests {
     #[test]
     fn duplicate_keys_are_refused_even_when_escaped_differently() {
         let err = Envelope::scan(br#"{"config":{},"con\u0066ig":{"s3.secret-access-key":"x"}}"#).unwrap_err();
-        assert_eq!(err, EnvelopeError::Duplicate("config".into()));
+        assert_eq!(err, EnvelopeError::Duplicate(13));
+        assert!(!err.to_string().contains("config"), "the upstream's key is not quoted: {err}");
         assert!(Envelope::scan(br#"{"metadata":{"location":"a","location":"b"}}"#).is_err());
     }
 }

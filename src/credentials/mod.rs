@@ -5,8 +5,10 @@ pub mod aws_chain;
 pub mod clean;
 pub mod envelope;
 pub mod response;
+pub mod s3url;
 pub mod session_policy;
 pub mod sign;
+pub mod storage;
 pub mod sts;
 
 use crate::policy::authorize::{CredentialScope, Scope};
@@ -43,6 +45,31 @@ pub struct Config {
     pub location_cache_seconds: u64,
     /// `s3-downscope`'s STS settings.
     pub sts: Sts,
+    /// How sign requests are read and where they may go.
+    pub signing: Signing,
+}
+
+/// `[credentials.signing]` (DESIGN.md §8).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Signing {
+    /// S3-compatible endpoints besides AWS's that a sign request's `uri` may name, for tables
+    /// whose `config` names no `s3.endpoint` (a table's own endpoint is tried first).
+    pub endpoints: Vec<SigningEndpoint>,
+    /// Origins (`https://host[:port]`) besides the upstream's own where icegate forwards a sign
+    /// request to the signer the upstream advertises for a table.
+    pub signer_origins: Vec<String>,
+}
+
+/// One `credentials.signing.endpoints` entry.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SigningEndpoint {
+    /// `http://minio:9000`, with the path in front of buckets if any.
+    pub url: String,
+    /// `true`: only `url/bucket/key`; `false`: `bucket.host/key` too (S3FileIO's default).
+    #[serde(default)]
+    pub path_style: bool,
 }
 
 impl Default for Config {
@@ -54,6 +81,7 @@ impl Default for Config {
             public_url: None,
             location_cache_seconds: 30,
             sts: Sts::default(),
+            signing: Signing::default(),
         }
     }
 }
@@ -69,6 +97,12 @@ impl Config {
         }
         if u64::from(self.sts.duration_seconds) <= self.sts.refresh_before_seconds {
             return Err(invalid("credentials.sts.refresh_before_seconds", "must be less than `duration_seconds`"));
+        }
+        if self.signing.endpoints.iter().any(|e| s3url::Endpoint::parse(&e.url, e.path_style).is_none()) {
+            return Err(invalid("credentials.signing.endpoints", "each `url` must be `http[s]://host[:port][/base]`"));
+        }
+        if self.signing.signer_origins.iter().any(|o| s3url::Origin::parse(o).is_none()) {
+            return Err(invalid("credentials.signing.signer_origins", "each must be `http[s]://host[:port]`"));
         }
         if let Some(url) = &self.public_url {
             let ok = url.parse::<http::Uri>().is_ok_and(|u| {
@@ -175,6 +209,17 @@ mod tests {
         let parsed: Config = toml::from_str("mode = \"s3-downscope\"\n[sts]\nrole_arn = \"r\"").unwrap();
         assert_eq!((parsed.mode, parsed.sts.role_arn.as_deref()), (Mode::S3Downscope, Some("r")));
         assert!(toml::from_str::<Config>("mode = \"strip_broader\"").is_err());
+        let signing: Config = toml::from_str(
+            "[signing]\nendpoints = [{ url = \"http://minio:9000\", path_style = true }, { url = \"https://gw/s3\" }]\nsigner_origins = [\"https://signer.example\"]",
+        )
+        .unwrap();
+        assert!(signing.validate().is_ok());
+        assert_eq!(signing.signing.endpoints.iter().map(|e| e.path_style).collect::<Vec<_>>(), [true, false]);
+        for bad in
+            ["[signing]\nendpoints = [{ url = \"minio:9000\" }]", "[signing]\nsigner_origins = [\"https://s/path\"]"]
+        {
+            assert!(toml::from_str::<Config>(bad).unwrap().validate().is_err(), "{bad}");
+        }
     }
 
     #[test]

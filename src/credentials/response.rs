@@ -4,6 +4,7 @@
 
 use super::clean::{Rules, StorageCredential, table_locations};
 use super::envelope::{self, Envelope, EnvelopeError};
+use super::storage::TableStorage;
 use bytes::Bytes;
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
@@ -24,19 +25,39 @@ pub struct Parsed {
 impl Parsed {
     pub fn read(body: Bytes) -> Result<Self, EnvelopeError> {
         let envelope = Envelope::scan(&body)?;
-        let config = envelope.member("config").map(|m| envelope::parse(&body, m)).transpose()?;
-        let storage = envelope.member("storage-credentials").map(|m| envelope::parse(&body, m)).transpose()?;
+        // A list or map the upstream sends as `null` is read as absent (older Lakekeeper).
+        let config: Option<Map<String, Value>> = envelope
+            .member("config")
+            .map(|m| envelope::parse::<Option<_>>(&body, m, "a map of strings"))
+            .transpose()?
+            .flatten();
+        let storage: Option<Vec<StorageCredential>> = envelope
+            .member("storage-credentials")
+            .map(|m| envelope::parse::<Option<_>>(&body, m, "a list of storage credentials"))
+            .transpose()?
+            .flatten();
         let locations = match envelope.member("metadata") {
             None => None,
             Some(_) => {
-                let location: Option<String> =
-                    envelope.metadata_member("location").map(|m| envelope::parse(&body, m)).transpose()?;
-                let properties: Option<Map<String, Value>> =
-                    envelope.metadata_member("properties").map(|m| envelope::parse(&body, m)).transpose()?;
+                let location: Option<String> = envelope
+                    .metadata_member("location")
+                    .map(|m| envelope::parse(&body, m, "a string"))
+                    .transpose()?
+                    .flatten();
+                let properties: Option<Map<String, Value>> = envelope
+                    .metadata_member("properties")
+                    .map(|m| envelope::parse::<Option<_>>(&body, m, "a map of strings"))
+                    .transpose()?
+                    .flatten();
                 Some(table_locations(location, properties.as_ref()))
             }
         };
         Ok(Self { body, envelope, config, storage, locations })
+    }
+
+    /// The table's storage, when the response carries its `metadata`.
+    pub fn storage(&self) -> Option<TableStorage> {
+        self.locations.clone().map(|locations| TableStorage::new(locations, self.config.as_ref()))
     }
 
     /// Whether the upstream vended anything: a `storage-credentials` entry, or a `config` key
@@ -97,7 +118,7 @@ fn rendered(key: &str, value: &impl serde::Serialize) -> Result<Bytes, EnvelopeE
     let mut bytes = serde_json::to_vec(key).unwrap_or_default();
     bytes.push(b':');
     serde_json::to_writer(&mut bytes, value)
-        .map_err(|e| EnvelopeError::Member { key: key.to_owned(), message: e.to_string() })?;
+        .map_err(|_| EnvelopeError::Member { key: key.to_owned(), expected: "JSON icegate can write" })?;
     Ok(Bytes::from(bytes))
 }
 

@@ -142,6 +142,8 @@ pub struct SignRequest {
     pub body: Option<String>,
     /// Values of `x-amz-copy-source` headers (any case): a copy reads from there.
     pub copy_sources: Vec<String>,
+    /// Values of `Host` headers (any case): a signer signs the host given there, not the `uri`'s.
+    pub hosts: Vec<String>,
 }
 
 pub use wire::LOCATION_PROPERTIES;
@@ -201,18 +203,22 @@ pub fn inspect(route: &Route, bytes: &[u8], rules: &NameRules<'_>) -> Result<Bod
         }
         Op::SignRequest => {
             let b: wire::Sign = json::from_slice(bytes)?;
+            let values = |header: &str| -> Vec<String> {
+                b.headers
+                    .iter()
+                    .filter(|(name, _)| name.eq_ignore_ascii_case(header))
+                    .flat_map(|(_, v)| v.clone())
+                    .collect()
+            };
+            let (copy_sources, hosts) = (values("x-amz-copy-source"), values("host"));
             Body::SignRequest(SignRequest {
                 region: b.region,
                 method: b.method,
                 uri: b.uri,
                 provider: b.provider,
                 body: b.body,
-                copy_sources: b
-                    .headers
-                    .into_iter()
-                    .filter(|(name, _)| name.eq_ignore_ascii_case("x-amz-copy-source"))
-                    .flat_map(|(_, values)| values)
-                    .collect(),
+                copy_sources,
+                hosts,
             })
         }
         Op::CreateView => {

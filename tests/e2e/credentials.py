@@ -7,6 +7,7 @@ catalog1 with the same file and `always: true`. The icegates, all on
 tests/e2e/credentials-policy.yaml, each with its own namespace:
 
   A  catalog0, strip-broader, no public_url, no prefix          namespace `a`
+     (its sign requests' path-style endpoint http://127.0.0.1:9000 in [credentials.signing])
   B  catalog1, strip-broader, public_url, prefix `prod`          namespace `b`
   C  catalog1, strip, no prefix                                  namespace `c`
   D  catalog1, passthrough, no prefix                            namespace `d`

@@ -36,7 +36,9 @@ CATALOG1="$(grep -ao 'http://127.0.0.1:[0-9]*' "$WORK/catalog1.log" | head -1)"
 
 # name  catalog  [credentials] lines
 GATES=(
-  "A|$CATALOG0|mode = \"strip-broader\""
+  "A|$CATALOG0|mode = \"strip-broader\"
+[credentials.signing]
+endpoints = [{ url = \"http://127.0.0.1:9000\", path_style = true }]"
   "B|$CATALOG1|mode = \"strip-broader\"
 public_url = \"https://icegate.example/lake\""
   "C|$CATALOG1|mode = \"strip\""
@@ -65,7 +67,8 @@ EOF
     flags=(--upstream "$upstream" --policy "$E2E/credentials-policy.yaml" --listen "127.0.0.1:$port"
       --admin-listen 127.0.0.1:0)
   fi
-  printf '[credentials]\n%s\nallowed_config_keys = ["e2e.public.extra"]\n' "$credentials" >>"$conf"
+  # The gate's own lines last: they may open a subsection (A's [credentials.signing]).
+  printf '[credentials]\nallowed_config_keys = ["e2e.public.extra"]\n%s\n' "$credentials" >>"$conf"
   "$ICEGATE" serve --config "$conf" "${flags[@]}" >"$WORK/icegate-$name.log" 2>&1 &
   PIDS+=($!)
   ARGS+=(--gate "$name=http://127.0.0.1:$port" --log "$name=$WORK/icegate-$name.log")

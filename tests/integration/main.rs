@@ -24,6 +24,7 @@ mod reload;
 mod roles;
 mod serve;
 mod shutdown;
+mod signing;
 mod sts;
 mod support;
 mod tls;

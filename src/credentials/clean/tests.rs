@@ -43,7 +43,13 @@ fn upstream_config() -> Map<String, Value> {
 #[test]
 fn removing_credentials_keeps_only_known_non_secret_keys() {
     let e = endpoints(false);
-    let rules = Rules { action: Action::Strip, extra_allowed: &["my.extra".into()], endpoints: &e, minted: None };
+    let rules = Rules {
+        action: Action::Strip,
+        extra_allowed: &["my.extra".into()],
+        endpoints: &e,
+        minted: None,
+        read_headers: &[],
+    };
     let mut config = upstream_config();
     config.insert("my.extra".into(), json!("kept"));
     rules.config(&mut config);
@@ -57,7 +63,7 @@ fn removing_credentials_keeps_only_known_non_secret_keys() {
 #[test]
 fn kept_credentials_lose_the_token_and_refresh_through_icegate() {
     let e = endpoints(true);
-    let rules = Rules { action: Action::Keep, extra_allowed: &[], endpoints: &e, minted: None };
+    let rules = Rules { action: Action::Keep, extra_allowed: &[], endpoints: &e, minted: None, read_headers: &[] };
     let mut config = upstream_config();
     rules.config(&mut config);
     assert!(!config.contains_key("token"));
@@ -69,7 +75,13 @@ fn kept_credentials_lose_the_token_and_refresh_through_icegate() {
 fn downscoping_replaces_every_upstream_credential_with_the_minted_ones() {
     let e = endpoints(false);
     let m = minted();
-    let rules = Rules { action: Action::Downscope(Scope::Read), extra_allowed: &[], endpoints: &e, minted: Some(&m) };
+    let rules = Rules {
+        action: Action::Downscope(Scope::Read),
+        extra_allowed: &[],
+        endpoints: &e,
+        minted: Some(&m),
+        read_headers: &[],
+    };
     let mut config = upstream_config();
     rules.config(&mut config);
     assert_eq!(config["s3.access-key-id"], "ASIAMINTED");
@@ -93,7 +105,7 @@ fn entry(prefix: &str, key: &str) -> StorageCredential {
 #[test]
 fn storage_credentials_outside_the_table_are_removed_for_every_caller() {
     let e = endpoints(false);
-    let rules = Rules { action: Action::Keep, extra_allowed: &[], endpoints: &e, minted: None };
+    let rules = Rules { action: Action::Keep, extra_allowed: &[], endpoints: &e, minted: None, read_headers: &[] };
     let locations = table_locations(Some("s3://b/wh/db/t".into()), Some(&map(json!({"write.data.path": "s3://d/x"}))));
     let kept = rules.storage_credentials(
         vec![
@@ -118,7 +130,7 @@ fn storage_credentials_outside_the_table_are_removed_for_every_caller() {
 fn signer_keys_point_at_the_tables_sign_endpoint_of_icegate() {
     for public in [false, true] {
         let e = endpoints(public);
-        let rules = Rules { action: Action::Strip, extra_allowed: &[], endpoints: &e, minted: None };
+        let rules = Rules { action: Action::Strip, extra_allowed: &[], endpoints: &e, minted: None, read_headers: &[] };
         let mut config = map(json!({"s3.remote-signing-enabled": "true", "s3.signer.uri": "http://upstream",
                                     "s3.signer.endpoint": "v1/aws/s3/sign", "signer.uri": "http://upstream"}));
         rules.config(&mut config);

@@ -18,7 +18,7 @@ fn endpoints() -> Endpoints {
 }
 
 fn rules<'a>(action: Action, e: &'a Endpoints, minted: Option<&'a Minted>) -> Rules<'a> {
-    Rules { action, extra_allowed: &[], endpoints: e, minted }
+    Rules { action, extra_allowed: &[], endpoints: e, minted, read_headers: &[] }
 }
 
 fn render(body: Bytes, rules: &Rules<'_>) -> (String, Value) {

@@ -291,6 +291,7 @@ fn sign_requests_keep_the_method_as_sent() {
             provider: Some("gcs".into()),
             body: Some("<Delete/>".into()),
             copy_sources: vec!["src/k".into(), "src/j".into()],
+            hosts: vec!["b".into()],
         }
     );
     let plain = r#"{"region": "r", "method": "GET", "uri": "s3://b/k", "headers": {}}"#;

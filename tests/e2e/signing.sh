@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Remote signing end to end against a real S3 (DESIGN.md §8): moto with request authentication
+# on (tests/e2e/signing_moto.py, the moto venv target/e2e-moto-venv), the test's catalog and
+# signer (tests/e2e/signing_catalog.py: prefix `lk` advertises a Lakekeeper-like signer, `tr`
+# serves the table-scoped route; the sign venv target/e2e-sign-venv, pinned in
+# tests/e2e/requirements-sign.txt), and icegate in front of it on tests/e2e/signing-policy.yaml.
+# Then tests/e2e/signing.py: PyIceberg and botocore-formed S3 requests signed through icegate
+# succeed on moto, the shapes icegate refuses never reach the signer. Also checks that
+# tests/data/s3-urls.json is what the pinned botocore forms (tests/e2e/s3_urls.py --check).
+# Exits non-zero on failure. Called by tests/e2e/run.sh; runs on its own too.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+E2E="$ROOT/tests/e2e"
+. "$E2E/lib.sh"
+SIGN_VENV="$ROOT/target/e2e-sign-venv"
+MOTO_VENV="$ROOT/target/e2e-moto-venv"
+venv "$SIGN_VENV" "$E2E/requirements-sign.txt"
+venv "$MOTO_VENV" "$E2E/requirements-moto.txt"
+(cd "$ROOT" && cargo build --locked --quiet)
+ICEGATE="$ROOT/target/debug/icegate"
+"$ICEGATE" check --policy "$E2E/signing-policy.yaml" >/dev/null
+"$MOTO_VENV/bin/python" "$E2E/s3_urls.py" --check "$ROOT/tests/data/s3-urls.json"
+
+start_work signing
+
+BUCKET=icegate-sign
+# No AWS settings of the machine reach moto, the catalog, the clients or icegate.
+unset AWS_PROFILE AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_WEB_IDENTITY_TOKEN_FILE AWS_ROLE_ARN
+export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null AWS_EC2_METADATA_DISABLED=true
+"$MOTO_VENV/bin/python" "$E2E/signing_moto.py" "$BUCKET" >"$WORK/moto.log" 2>&1 &
+PIDS+=($!)
+wait_for "$WORK/moto.log" "moto listening on" "${PIDS[-1]}"
+read -r MOTO KEY SECRET < <(grep -a 'moto listening on' "$WORK/moto.log" | awk '{print $4, $6, $8}')
+
+"$SIGN_VENV/bin/python" "$E2E/signing_catalog.py" --moto "$MOTO" --bucket "$BUCKET" --key-id "$KEY" \
+  --secret "$SECRET" >"$WORK/catalog.log" 2>&1 &
+PIDS+=($!)
+wait_for "$WORK/catalog.log" "signing catalog listening on" "${PIDS[-1]}"
+CATALOG="$(grep -ao 'http://127.0.0.1:[0-9]*' "$WORK/catalog.log" | head -1)"
+
+PORT="$(free_port)"
+cat >"$WORK/icegate.toml" <<EOF
+listen = "127.0.0.1:$PORT"
+admin_listen = "127.0.0.1:0"
+policy = "$E2E/signing-policy.yaml"
+
+[upstream]
+url = "$CATALOG"
+EOF
+"$ICEGATE" serve --config "$WORK/icegate.toml" >"$WORK/icegate.log" 2>&1 &
+PIDS+=($!)
+wait_for "$WORK/icegate.log" "icegate listening" "${PIDS[-1]}"
+echo "signing e2e: moto $MOTO, catalog $CATALOG, icegate http://127.0.0.1:$PORT" >&2
+if ! "$SIGN_VENV/bin/python" "$E2E/signing.py" --gate "http://127.0.0.1:$PORT" --catalog "$CATALOG" \
+  --moto "$MOTO" --bucket "$BUCKET"; then
+  echo "--- icegate log (without audit records)" >&2; grep -av '^{' "$WORK/icegate.log" | tail -20 >&2
+  echo "--- catalog log" >&2; tail -20 "$WORK/catalog.log" >&2
+  echo "--- moto log (refusals)" >&2; grep -a '" [45][0-9][0-9] ' "$WORK/moto.log" | tail -20 >&2
+  exit 1
+fi
