@@ -304,7 +304,36 @@ def machine():
     return f"{os.cpu_count()} cores ({model}), {platform.system()} {platform.release()}; {nginx}; {wrk}"
 
 
-def report(args, results, idle, stream, peak):
+POLICY_SIZES = [(100_000, 0.25, 64), (1_000_000, 2.5, 400)]
+
+
+def policy_load(args):
+    """`icegate check` on the generated policies of 100,000 and 1,000,000 grants (issue 18's
+    targets): wall time and peak RSS, the median of three runs (one for the largest)."""
+    out = {}
+    work = os.path.join(os.path.dirname(args.icegate), "..", "load")
+    os.makedirs(work, exist_ok=True)
+    for grants, _, _ in POLICY_SIZES:
+        path = os.path.join(work, f"policy-{grants}.yaml")
+        if not os.path.exists(path):
+            subprocess.run([args.policy_gen, str(grants), path + ".tmp"], check=True, capture_output=True)
+            os.rename(path + ".tmp", path)
+        runs = []
+        for _ in range(1 if grants >= 1_000_000 else 3):
+            timed = subprocess.run(["/usr/bin/time", "-f", "%e %M", args.icegate, "check", "--policy", path],
+                                   capture_output=True, text=True)
+            if timed.returncode != 0:
+                raise SystemExit(f"icegate check failed on {path}: {timed.stderr[-2000:]}")
+            wall, rss_kb = timed.stderr.strip().splitlines()[-1].split()
+            runs.append((float(wall), int(rss_kb)))
+        runs.sort()
+        wall, _ = runs[len(runs) // 2]
+        out[str(grants)] = {"bytes": os.path.getsize(path), "wall_s": wall, "peak_rss_kb": max(r for _, r in runs),
+                            "runs": len(runs)}
+    return out
+
+
+def report(args, results, idle, stream, peak, policy=None):
     lines = []
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines.append("# Load harness results\n")
@@ -347,11 +376,23 @@ def report(args, results, idle, stream, peak):
     lines.append("")
     lines.append("Peak RSS over the whole run (VmHWM): " + "; ".join(
         f"{t} {kb / 1024:.1f} MB" for t, kb in peak.items()) + ".")
+    if policy:
+        lines.append("")
+        lines.append("| policy load: `icegate check` | YAML | wall | peak RSS | target |")
+        lines.append("|---|---|---|---|---|")
+        for grants, wall_target, rss_target in POLICY_SIZES:
+            v = policy.get(str(grants))
+            if v:
+                met = "met" if v["wall_s"] <= wall_target and v["peak_rss_kb"] / 1024 <= rss_target else "MISSED"
+                lines.append(f"| {grants:,} grants (median of {v['runs']}) | {v['bytes'] / 1e6:.1f} MB | "
+                             f"{v['wall_s']:.2f} s | {v['peak_rss_kb'] / 1024:.0f} MB | ≤ {wall_target} s and "
+                             f"≤ {rss_target} MB: {met} |")
     text = "\n".join(lines) + "\n"
     with open(args.out, "w") as f:
         f.write(text)
     with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
-        json.dump({"results": results, "idle": idle, "stream": stream, "peak_rss_kb": peak}, f, indent=1)
+        json.dump({"results": results, "idle": idle, "stream": stream, "peak_rss_kb": peak, "policy_load": policy},
+                  f, indent=1)
     print(text)
 
 
@@ -359,10 +400,11 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--icegate", required=True)
     p.add_argument("--control", required=True)
+    p.add_argument("--policy-gen", required=True, help="the policy_gen example, for the policy-load figures")
     p.add_argument("--out", required=True)
     p.add_argument("--seconds", type=int, default=5)
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--only", nargs="*", help="scenario names to run (default: all)")
+    p.add_argument("--only", nargs="*", help="scenario names to run (default: all; `policy` for the policy load)")
     args = p.parse_args()
     h = Harness(args)
     try:
@@ -374,7 +416,8 @@ def main():
         stream = h.stream() if not args.only else {}
         results = h.run_scenarios()
         args.load = (load_before, os.getloadavg()[0])
-        report(args, results, idle, stream, h.peak_rss())
+        policy = policy_load(args) if not args.only or "policy" in args.only else None
+        report(args, results, idle, stream, h.peak_rss(), policy)
     finally:
         h.stop()
 
