@@ -2,7 +2,14 @@
 //! structural scan with slices of the upstream's bytes, beside the baseline of a full parse
 //! and re-serialization (`serde_json::Value`), in one run. Peak memory is measured by
 //! `cargo bench --bench credentials_peak`. Run with `cargo bench --bench credentials`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::string_slice,
+    reason = "a test or benchmark that fails panics"
+)]
 
 #[path = "common/load_table.rs"]
 mod load_table;

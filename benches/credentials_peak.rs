@@ -2,7 +2,14 @@
 //! baseline of a full parse and re-serialization, counted by dhat's allocator. The response
 //! itself is allocated before counting starts, as it is buffered before icegate rewrites it.
 //! Run with `cargo bench --bench credentials_peak`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::string_slice,
+    reason = "a test or benchmark that fails panics"
+)]
 
 #[path = "common/load_table.rs"]
 mod load_table;

@@ -3,7 +3,14 @@
 //! denied, with and without its credential scope), narrowing, a 1,000-entry list filter, YAML
 //! parsing, index building, the whole load, and the resident memory of the loaded snapshot.
 //! Run with `cargo bench --bench decision` (a filter such as `-- decide/` runs a subset).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::string_slice,
+    reason = "a test or benchmark that fails panics"
+)]
 
 use criterion::{BatchSize, Criterion, SamplingMode};
 use icegate::iceberg::list::{Entry, ListKind};

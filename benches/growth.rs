@@ -14,7 +14,14 @@
 //! Run with `cargo bench --bench growth` (about a minute on two cores, and 1 GB of memory at its
 //! peak, in the 1,000,000-grant child);
 //! it prints the tables and writes `benches/results/growth.md` and `benches/results/growth.svg`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::string_slice,
+    reason = "a test or benchmark that fails panics"
+)]
 
 use bytes::Bytes;
 use icegate::iceberg::list::{self, Entry, ListKind};

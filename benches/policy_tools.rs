@@ -11,7 +11,14 @@
 //!
 //! Run with `cargo bench --bench policy_tools` (about a minute on two cores); it prints the
 //! table and writes `benches/results/policy-tools.md`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::string_slice,
+    reason = "a test or benchmark that fails panics"
+)]
 
 use icegate::analysis::access::{Object, Right, State};
 use icegate::analysis::{diff, report, who_can};

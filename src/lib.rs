@@ -11,7 +11,17 @@
 //! [`policy::eval`] decides an operation from it with no I/O. [`decide`] runs the stages that
 //! need no network in the pipeline's order; `icegate explain` and the conformance tests use it.
 
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing,
+        clippy::string_slice,
+        reason = "a test that fails panics"
+    )
+)]
 
 pub mod accept;
 pub mod admin;
@@ -42,6 +52,7 @@ pub mod server;
 pub mod shadow;
 pub mod staged;
 pub mod state;
+pub mod text;
 pub mod tls;
 pub mod tokens;
 pub mod upstream_calls;

@@ -47,13 +47,19 @@ pub fn rebind_idempotency_key(secret: &[u8; 32], user: &str, key: &str) -> Strin
     mac.update(&(user.len() as u64).to_be_bytes());
     mac.update(user.as_bytes());
     mac.update(key.as_bytes());
-    let d = mac.finalize().into_bytes();
-    let mut b = [0u8; 16];
-    b.copy_from_slice(&d[..16]);
+    // a SHA-256 MAC has 32 bytes, of which the UUID takes 16
+    let mut b: [u8; 16] = mac.finalize().into_bytes().get(..16).and_then(|d| d.try_into().ok()).unwrap_or_default();
     b[6] = (b[6] & 0x0f) | 0x80;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+    let mut uuid = String::with_capacity(36);
+    for (i, x) in b.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            uuid.push('-');
+        }
+        uuid.push(crate::text::hex_lower(x >> 4));
+        uuid.push(crate::text::hex_lower(*x));
+    }
+    uuid
 }
 
 /// What the pipeline decided that the upstream request carries.

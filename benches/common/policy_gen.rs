@@ -1,7 +1,14 @@
 //! The generated policy the decision benchmarks share: roles of ten grants each over a grid of
 //! catalogs × schemas × tables, users and groups holding them, and owners. Deterministic (a
 //! fixed xorshift seed), so that every run and every engine compared sees the same policy.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "shared by benchmarks that each use part of it; a benchmark that fails panics"
+)]
 
 use std::collections::HashSet;
 use std::fmt::Write as _;

@@ -60,9 +60,8 @@ impl<'s> Targets<'s> {
     }
 
     fn target(&mut self, object: u32) -> Option<&Target> {
-        let i = object as usize;
         let (snap, universe) = (self.snap, self.universe);
-        self.cache[i].get_or_insert_with(|| universe.objects[i].target(snap)).as_ref()
+        self.cache.get_mut(object as usize)?.get_or_insert_with(|| universe.object(object).target(snap)).as_ref()
     }
 
     pub(crate) fn answer(&mut self, holder: &Holder, right: Right, object: u32) -> Answer {
@@ -117,7 +116,7 @@ pub fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Change> {
         }
         changes.extend(found.into_iter().map(|(right, object, b, a)| Change {
             subject: subject.clone(),
-            object: universe.objects[object as usize].key.clone(),
+            object: universe.object(object).key.clone(),
             right,
             before: b,
             after: a,

@@ -32,6 +32,12 @@ pub struct Universe {
 }
 
 impl Universe {
+    /// The object with id `id`.
+    #[expect(clippy::indexing_slicing, reason = "INVARIANT: object ids are indices of `objects`, made by `new`")]
+    pub fn object(&self, id: u32) -> &Object {
+        &self.objects[id as usize]
+    }
+
     pub fn new(snaps: &[&Snapshot], asking: Asking) -> Self {
         let mut objects: BTreeMap<ObjectKey, Object> = BTreeMap::new();
         let mut privileges: BTreeSet<Privilege> = BTreeSet::new();
@@ -65,7 +71,7 @@ impl Universe {
         let right = Right::Privilege(privilege);
         let below = self.below.get(key).map_or(&[][..], Vec::as_slice);
         // Objects sort by type first, so the objects of one type below `key` are one run.
-        let kind_of = |i: &u32| self.objects[*i as usize].key.kind;
+        let kind_of = |i: &u32| self.object(*i).key.kind;
         for kind in ObjectType::ALL {
             let asked = match self.asking {
                 Asking::ActedOn => right.asked_of(kind),
@@ -73,8 +79,9 @@ impl Universe {
             };
             if asked {
                 let start = below.partition_point(|i| kind_of(i) < kind);
-                let end = start + below[start..].partition_point(|i| kind_of(i) == kind);
-                out.extend(below[start..end].iter().map(|i| (right, *i)));
+                let run = below.get(start..).unwrap_or_default();
+                let run = run.get(..run.partition_point(|i| kind_of(i) == kind)).unwrap_or_default();
+                out.extend(run.iter().map(|i| (right, *i)));
             }
         }
     }

@@ -122,19 +122,20 @@ fn subject_json(snap: &Snapshot, subject: &SubjectRef) -> Value {
 
 /// The metalake, then one section per catalog: its objects in tree order, by full name.
 fn sections(universe: &Universe) -> Vec<Value> {
-    let mut by_catalog: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    let mut by_catalog: std::collections::BTreeMap<&str, Vec<(usize, &str)>> = Default::default();
     let mut metalake = Vec::new();
     for (i, o) in universe.objects.iter().enumerate() {
         if o.key.kind == ObjectType::Metalake {
             metalake.push(i);
         } else {
             let catalog = o.key.full_name.split('.').next().unwrap_or_default();
-            by_catalog.entry(catalog).or_default().push(i);
+            by_catalog.entry(catalog).or_default().push((i, &o.key.full_name));
         }
     }
     let mut out = vec![json!({"kind": "metalake", "name": "(metalake)", "objects": metalake})];
     for (catalog, mut objects) in by_catalog {
-        objects.sort_by(|a, b| universe.objects[*a].key.full_name.cmp(&universe.objects[*b].key.full_name));
+        objects.sort_by(|a, b| a.1.cmp(b.1));
+        let objects: Vec<usize> = objects.into_iter().map(|(i, _)| i).collect();
         out.push(json!({"kind": "catalog", "name": catalog, "objects": objects}));
     }
     out

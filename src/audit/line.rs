@@ -83,18 +83,19 @@ fn objects(out: &mut Vec<u8>, objects: &[Object]) {
 }
 
 fn number(out: &mut Vec<u8>, n: u64) {
+    // u64::MAX has 20 digits
     let mut digits = [0u8; 20];
     let mut at = digits.len();
     let mut n = n;
-    loop {
+    while let Some(slot) = at.checked_sub(1).and_then(|i| digits.get_mut(i)) {
+        *slot = b'0' + (n % 10) as u8;
         at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
             break;
         }
     }
-    out.extend_from_slice(&digits[at..]);
+    out.extend_from_slice(digits.get(at..).unwrap_or_default());
 }
 
 /// serde_json's own float form (shortest round-trip; non-finite as `null`).
@@ -107,13 +108,13 @@ fn float(out: &mut Vec<u8>, f: f64) {
 /// A JSON string as serde_json writes it: `"` and `\` escaped, control characters as their
 /// short escapes or `\u00XX`, everything else (non-ASCII included) as it is.
 fn string(out: &mut Vec<u8>, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push(b'"');
     let bytes = s.as_bytes();
     // Most of a line (its reason above all) is plain text: skipped eight bytes at a time.
     let clean = crate::wordscan::string_stop(bytes).unwrap_or(bytes.len());
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate().skip(clean) {
+        let control;
         let escape: &[u8] = match b {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -122,14 +123,18 @@ fn string(out: &mut Vec<u8>, s: &str) {
             b'\t' => b"\\t",
             0x08 => b"\\b",
             0x0c => b"\\f",
-            0..=0x1f => &[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]],
+            0..=0x1f => {
+                control =
+                    [b'\\', b'u', b'0', b'0', crate::text::hex_lower(b >> 4) as u8, crate::text::hex_lower(b) as u8];
+                &control
+            }
             _ => continue,
         };
-        out.extend_from_slice(&bytes[start..i]);
+        out.extend_from_slice(bytes.get(start..i).unwrap_or_default());
         out.extend_from_slice(escape);
         start = i + 1;
     }
-    out.extend_from_slice(&bytes[start..]);
+    out.extend_from_slice(bytes.get(start..).unwrap_or_default());
     out.push(b'"');
 }
 

@@ -187,11 +187,10 @@ fn push_digits(out: &mut String, n: u64, width: u32) {
 
 /// `prefix` and `n` as the request id `{prefix:016x}-{n:08x}`, without `format!`.
 fn request_id(prefix: u64, n: u64) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(25);
     let hex = |out: &mut String, v: u64, digits: u32| {
         for i in (0..digits).rev() {
-            out.push(char::from(HEX[((v >> (4 * i)) & 0xf) as usize]));
+            out.push(crate::text::hex_lower((v >> (4 * i)) as u8));
         }
     };
     hex(&mut out, prefix, 16);

@@ -208,6 +208,7 @@ const SEPARATOR: u8 = 6;
 
 /// Each byte's class: JSON whitespace, a character of a literal or number, a quote, a bracket,
 /// a separator, or none of these.
+#[expect(clippy::indexing_slicing, reason = "INVARIANT: the loop runs `b` over 0..256, the table's indices")]
 static CLASS: [u8; 256] = {
     let mut table = [OTHER; 256];
     let mut b = 0;
@@ -229,7 +230,7 @@ static CLASS: [u8; 256] = {
 };
 
 fn class_at(bytes: &[u8], i: usize) -> u8 {
-    bytes.get(i).map_or(OTHER, |&b| CLASS[usize::from(b)])
+    bytes.get(i).and_then(|&b| CLASS.get(usize::from(b))).copied().unwrap_or(OTHER)
 }
 
 /// The next token at or after `i` (past whitespace) and its class.

@@ -176,14 +176,16 @@ fn aws_bucket(host: &str) -> Option<Option<String>> {
         AWS_SUFFIXES.iter().find_map(|s| host.strip_suffix(s)?.strip_suffix('.').map(|rest| (rest, *s)))?;
     let labels: Vec<&str> = rest.split('.').collect();
     let n = labels.len();
+    // the label `i` places from the right (1 is the last)
+    let from_right = |i: usize| n.checked_sub(i).and_then(|at| labels.get(at)).copied();
     let commercial = suffix == "amazonaws.com";
     let service = |label: &str| label == "s3" || label == "s3-fips";
-    let last = labels[n - 1];
+    let last = from_right(1)?;
     // How many labels from the right name the endpoint; what is left of them is the bucket.
     let (endpoint, virtual_only) = if is_region(last) {
-        if n >= 3 && labels[n - 2] == "dualstack" && service(labels[n - 3]) {
+        if from_right(2) == Some("dualstack") && from_right(3).is_some_and(service) {
             (3, false)
-        } else if n >= 2 && service(labels[n - 2]) {
+        } else if from_right(2).is_some_and(service) {
             (2, false)
         } else {
             return None;
@@ -192,12 +194,12 @@ fn aws_bucket(host: &str) -> Option<Option<String>> {
         (1, false)
     } else if commercial && last == "s3-accelerate" {
         (1, true)
-    } else if commercial && last == "dualstack" && n >= 2 && labels[n - 2] == "s3-accelerate" {
+    } else if commercial && last == "dualstack" && from_right(2) == Some("s3-accelerate") {
         (2, true)
     } else {
         return None;
     };
-    let bucket = &labels[..n - endpoint];
+    let bucket = n.checked_sub(endpoint).and_then(|k| labels.get(..k))?;
     match (bucket.is_empty(), virtual_only) {
         (true, true) => None,
         (true, false) => Some(None),

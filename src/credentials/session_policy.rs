@@ -101,7 +101,9 @@ pub fn session_policy(scope: Scope, locations: &[String]) -> Value {
         // `wh/t2/...`. A table at the bucket's root may list without a prefix.
         if !prefixes.iter().any(String::is_empty) {
             let patterns: Vec<String> = prefixes.iter().map(|p| format!("{}*", literal(p))).collect();
-            list["Condition"] = json!({"StringLike": {"s3:prefix": patterns}});
+            if let Some(list) = list.as_object_mut() {
+                list.insert("Condition".to_owned(), json!({"StringLike": {"s3:prefix": patterns}}));
+            }
         }
         statements.push(list);
     }

@@ -99,7 +99,7 @@ fn classify(err: &serde_json::Error) -> JsonError {
 pub fn quote(s: &str) -> String {
     let escaped: String = s.escape_debug().collect();
     match escaped.char_indices().nth(QUOTE_LIMIT) {
-        Some((cut, _)) => format!("{}…", &escaped[..cut]),
+        Some((cut, _)) => format!("{}…", escaped.get(..cut).unwrap_or_default()),
         None => escaped,
     }
 }

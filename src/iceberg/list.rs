@@ -19,24 +19,11 @@ use std::fmt;
 use std::ops::Range;
 use thiserror::Error;
 
-/// The four list operations; they differ in the key and the shape of their entries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ListKind {
-    Namespaces,
-    Tables,
-    Views,
-    Functions,
-}
+pub use super::ListKind;
 
 impl ListKind {
     pub fn for_operation(op: OperationId) -> Option<Self> {
-        match op {
-            OperationId::ListNamespaces => Some(Self::Namespaces),
-            OperationId::ListTables => Some(Self::Tables),
-            OperationId::ListViews => Some(Self::Views),
-            OperationId::ListFunctions => Some(Self::Functions),
-            _ => None,
-        }
+        op.facts().list
     }
 
     /// The top-level key of the response's entries.

@@ -136,75 +136,106 @@ impl OperationId {
         }
     }
 
+    /// What icegate needs to know of the operation, written once per operation: a new one
+    /// cannot be added without saying each fact, and none defaults silently.
+    pub const fn facts(self) -> Facts {
+        use BodyUse::{Inspected, None, Streamed};
+        const fn f(body: BodyUse, credential_scope: bool, names_catalog: bool, list: Option<ListKind>) -> Facts {
+            Facts { body, credential_scope, names_catalog, list }
+        }
+        match self {
+            Self::GetConfig => f(None, false, false, Option::None),
+            Self::GetToken => f(Streamed, false, false, Option::None),
+            Self::ListNamespaces => f(None, false, true, Some(ListKind::Namespaces)),
+            Self::CreateNamespace => f(Inspected, false, true, Option::None),
+            Self::LoadNamespaceMetadata | Self::NamespaceExists | Self::DropNamespace => {
+                f(None, false, true, Option::None)
+            }
+            Self::UpdateProperties => f(Inspected, false, true, Option::None),
+            Self::ListTables => f(None, false, true, Some(ListKind::Tables)),
+            Self::CreateTable => f(Inspected, true, true, Option::None),
+            Self::ListFunctions => f(None, false, true, Some(ListKind::Functions)),
+            Self::LoadFunction => f(None, false, true, Option::None),
+            Self::PlanTableScan => f(Streamed, true, true, Option::None),
+            Self::FetchPlanningResult => f(None, true, true, Option::None),
+            Self::CancelPlanning => f(None, false, true, Option::None),
+            Self::FetchScanTasks => f(Streamed, true, true, Option::None),
+            Self::RegisterTable => f(Inspected, true, true, Option::None),
+            Self::LoadTable => f(None, true, true, Option::None),
+            Self::UpdateTable => f(Inspected, false, true, Option::None),
+            Self::DropTable | Self::TableExists | Self::UnregisterTable => f(None, false, true, Option::None),
+            Self::LoadCredentials => f(None, true, true, Option::None),
+            Self::SignRequest | Self::RenameTable => f(Inspected, false, true, Option::None),
+            Self::ReportMetrics => f(Streamed, false, true, Option::None),
+            Self::CommitTransaction => f(Inspected, false, true, Option::None),
+            Self::ListViews => f(None, false, true, Some(ListKind::Views)),
+            Self::CreateView => f(Inspected, false, true, Option::None),
+            Self::LoadView | Self::DropView | Self::ViewExists => f(None, false, true, Option::None),
+            Self::ReplaceView | Self::RenameView | Self::RegisterView => f(Inspected, false, true, Option::None),
+            Self::SignS3Request => f(Streamed, false, false, Option::None),
+        }
+    }
+
     /// Whether the spec gives this operation a request body; a request of
     /// such an operation without one is 400 (DESIGN.md §5).
-    pub fn has_request_body(self) -> bool {
-        matches!(
-            self,
-            Self::GetToken
-                | Self::CreateNamespace
-                | Self::UpdateProperties
-                | Self::CreateTable
-                | Self::PlanTableScan
-                | Self::FetchScanTasks
-                | Self::RegisterTable
-                | Self::UpdateTable
-                | Self::SignRequest
-                | Self::RenameTable
-                | Self::ReportMetrics
-                | Self::CommitTransaction
-                | Self::CreateView
-                | Self::ReplaceView
-                | Self::RenameView
-                | Self::RegisterView
-                | Self::SignS3Request
-        )
+    pub const fn has_request_body(self) -> bool {
+        !matches!(self.facts().body, BodyUse::None)
     }
 
     /// Whether icegate parses the request body to authorize (DESIGN.md §1).
-    pub fn inspects_request_body(self) -> bool {
-        matches!(
-            self,
-            Self::CreateNamespace
-                | Self::UpdateProperties
-                | Self::CreateTable
-                | Self::RegisterTable
-                | Self::UpdateTable
-                | Self::RenameTable
-                | Self::CommitTransaction
-                | Self::SignRequest
-                | Self::CreateView
-                | Self::RegisterView
-                | Self::ReplaceView
-                | Self::RenameView
-        )
+    pub const fn inspects_request_body(self) -> bool {
+        matches!(self.facts().body, BodyUse::Inspected)
     }
 
     /// Whether a response of this operation may carry vended credentials, so
     /// the request gets a credential scope (DESIGN.md §4).
-    pub fn has_credential_scope(self) -> bool {
-        matches!(
-            self,
-            Self::LoadTable
-                | Self::CreateTable
-                | Self::RegisterTable
-                | Self::LoadCredentials
-                | Self::PlanTableScan
-                | Self::FetchPlanningResult
-                | Self::FetchScanTasks
-        )
+    pub const fn has_credential_scope(self) -> bool {
+        self.facts().credential_scope
     }
 
     /// Whether the operation acts on a catalog's objects (and so needs one); getConfig,
     /// getToken and the legacy signer do not.
-    pub fn names_catalog(self) -> bool {
-        !matches!(self, Self::GetConfig | Self::GetToken | Self::SignS3Request)
+    pub const fn names_catalog(self) -> bool {
+        self.facts().names_catalog
     }
 
     /// The list operations, whose responses are filtered per entry.
-    pub fn is_list(self) -> bool {
-        matches!(self, Self::ListNamespaces | Self::ListTables | Self::ListViews | Self::ListFunctions)
+    pub const fn is_list(self) -> bool {
+        self.facts().list.is_some()
     }
+}
+
+/// What the request body of an operation is to icegate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyUse {
+    /// The spec gives the request no body.
+    None,
+    /// A body the spec requires, streamed upstream as it comes.
+    Streamed,
+    /// A body read (bounded) and parsed to authorize (DESIGN.md §1).
+    Inspected,
+}
+
+/// The facts of one operation ([`OperationId::facts`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Facts {
+    pub body: BodyUse,
+    /// A response may carry vended credentials, so the request gets a credential scope
+    /// (DESIGN.md §4).
+    pub credential_scope: bool,
+    /// The operation acts on a catalog's objects (and so needs one).
+    pub names_catalog: bool,
+    /// A list operation, whose response is filtered per entry.
+    pub list: Option<ListKind>,
+}
+
+/// The four list operations; they differ in the key and the shape of their entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ListKind {
+    Namespaces,
+    Tables,
+    Views,
+    Functions,
 }
 
 impl std::fmt::Display for OperationId {

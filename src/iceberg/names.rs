@@ -190,7 +190,9 @@ pub fn has_control(s: &str) -> bool {
     let mut chunks = bytes.chunks_exact(8);
     let clean = chunks.all(|chunk| chunk.try_into().is_ok_and(|c| !suspect(u64::from_le_bytes(c))))
         && chunks.remainder().iter().all(|&b| (0x20..0x7f).contains(&b));
-    !clean && (bytes.iter().any(|&b| b < 0x20 || b == 0x7f) || bytes.windows(2).any(|w| w[0] == 0xc2 && w[1] < 0xa0))
+    !clean
+        && (bytes.iter().any(|&b| b < 0x20 || b == 0x7f)
+            || bytes.windows(2).any(|w| matches!(w, [0xc2, b] if *b < 0xa0)))
 }
 
 fn has_path_separator(s: &str) -> bool {

@@ -177,15 +177,14 @@ impl<'a> Segment<'a> {
 /// Percent-encodes a decoded name for the canonical form forwarded upstream: everything but
 /// RFC 3986 unreserved characters is escaped, so the upstream decodes exactly `name`.
 pub fn encode(name: &str) -> String {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let mut out = String::with_capacity(name.len());
     for b in name.bytes() {
         if is_unreserved(b) {
             out.push(char::from(b));
         } else {
             out.push('%');
-            out.push(char::from(HEX[usize::from(b >> 4)]));
-            out.push(char::from(HEX[usize::from(b & 0xf)]));
+            out.push(crate::text::hex_upper(b >> 4));
+            out.push(crate::text::hex_upper(b));
         }
     }
     out

@@ -89,34 +89,32 @@ fn split_url(url: &str) -> (String, Vec<(String, String)>) {
 fn split_key_values(text: &str) -> Result<(String, Vec<(String, String)>), String> {
     let bytes = text.as_bytes();
     let (mut rest, mut taken) = (String::new(), Vec::new());
+    // past the bytes from `i` on that `more` accepts
+    let skip = |mut i: usize, more: &dyn Fn(u8) -> bool| {
+        while bytes.get(i).is_some_and(|b| more(*b)) {
+            i += 1;
+        }
+        i
+    };
     let mut i = 0;
     while i < bytes.len() {
         let start = i;
-        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        let key_start = i;
-        while i < bytes.len() && bytes[i] != b'=' && !bytes[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        let key = &text[key_start..i];
-        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
-            i += 1;
-        }
+        let key_start = skip(i, &|b| b.is_ascii_whitespace());
+        i = skip(key_start, &|b| b != b'=' && !b.is_ascii_whitespace());
+        // whitespace and `=` are ASCII: `key_start` and `i` are character boundaries
+        let key = text.get(key_start..i).unwrap_or_default();
+        i = skip(i, &|b| b.is_ascii_whitespace());
         if key.is_empty() {
             break;
         }
         if bytes.get(i) != Some(&b'=') {
             return Err(format!("expected `=` after `{key}` in the connection string"));
         }
-        i += 1;
-        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
-            i += 1;
-        }
+        i = skip(i + 1, &|b| b.is_ascii_whitespace());
         let mut value = String::new();
         let quoted = bytes.get(i) == Some(&b'\'');
         i += usize::from(quoted);
-        let mut chars = text[i..].char_indices();
+        let mut chars = text.get(i..).unwrap_or_default().char_indices();
         let mut end = text.len() - i;
         let mut closed = !quoted;
         while let Some((at, c)) = chars.next() {
@@ -141,7 +139,7 @@ fn split_key_values(text: &str) -> Result<(String, Vec<(String, String)>), Strin
         if ours(key) {
             taken.push((key.to_owned(), value));
         } else {
-            rest.push_str(&text[start..i]);
+            rest.push_str(text.get(start..i).unwrap_or_default());
         }
     }
     Ok((rest.trim().to_owned(), taken))

@@ -487,3 +487,35 @@ pub fn credential_scope(snap: &Snapshot, subject: &Subject<'_>, req: &Request<'_
     };
     Some(CredentialScope { narrowed: scope(subject), unnarrowed: scope(&subject.unnarrowed()) })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::iceberg::body::TableChange;
+    use crate::policy::RoleSet;
+
+    /// DESIGN.md §4 "Default deny holds for empty work": a conjunction of no checks denies, so a
+    /// body that names nothing to check (a transaction without changes, were it to get past the
+    /// body parser's 400) is never allowed by it.
+    #[test]
+    fn an_empty_conjunction_denies() {
+        let yaml = "version: 1\nmetalake: lake\ndefault_catalog: prod\nusers: [{ name: ann }]\nowners:\n  - { type: METALAKE, fullName: lake, owner: ann, ownerType: USER }\n";
+        let snap = crate::policy::load_str("p.yaml", yaml).unwrap().snapshot;
+        let roles = RoleSet::default();
+        let subject = Subject {
+            user: "ann",
+            groups: &[],
+            held: &roles,
+            active: &roles,
+            ownership: true,
+            owners: crate::owners::index::OwnerIndex::empty(),
+        };
+        assert_eq!(Checks::new(&snap, &subject, "prod").finish().verdict, Verdict::Deny);
+        let req =
+            Request { op: OperationId::CommitTransaction, catalog: "prod", namespace: None, name: None, parent: None };
+        let none: Vec<TableChange> = Vec::new();
+        let body = Body::CommitTransaction(none);
+        let decision = authorize_body(&snap, &subject, &req, &body, Facts::default());
+        assert_eq!(decision.verdict, Verdict::Deny, "even for the metalake's owner");
+    }
+}

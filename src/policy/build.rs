@@ -60,7 +60,7 @@ impl Builder {
             stats: Stats::default(),
             hash: std::mem::take(&mut self.hash),
         };
-        snap.nodes[ROOT.index()].full_name = snap.metalake.clone();
+        snap.node_mut(ROOT).full_name = snap.metalake.clone();
         self.declare_names(&files, &mut snap);
         // every file's catalogs first: the names of a folding catalog are checked in all files
         let mut case_sensitive: FxHashMap<String, (bool, PathBuf, u64)> = FxHashMap::default();
@@ -328,7 +328,7 @@ impl Builder {
             let narrowing =
                 self.narrowing(snap, &whose, &g.default_active_roles, &g.max_active_roles, &g.blocked_roles);
             // A name defined twice is already an error, so the last definition may overwrite.
-            let group = &mut snap.groups[id.index()];
+            let group = snap.group_mut(id);
             group.roles = roles;
             group.narrowing = narrowing;
         }
@@ -349,7 +349,7 @@ impl Builder {
                     None => self.error(g.line(), format!("{whose} lists undefined group `{}`", g.value)),
                 }
             }
-            let user = &mut snap.users[id.index()];
+            let user = snap.user_mut(id);
             user.enabled = u.enabled.unwrap_or(true);
             user.roles = roles;
             user.groups = groups;
@@ -362,7 +362,7 @@ impl Builder {
 impl Builder {
     fn child(snap: &mut Snapshot, parent: NodeId, kind: ObjectType, name: &str) -> NodeId {
         let next = NodeId(snap.nodes.len() as u32);
-        let parent_node = &mut snap.nodes[parent.index()];
+        let parent_node = snap.node_mut(parent);
         let map = match kind {
             ObjectType::Table => &mut parent_node.tables,
             ObjectType::View => &mut parent_node.views,
@@ -376,12 +376,12 @@ impl Builder {
         let full_name = if parent == ROOT {
             name.to_owned()
         } else {
-            let sep = if kind == ObjectType::Schema && snap.nodes[parent.index()].kind == Some(ObjectType::Schema) {
+            let sep = if kind == ObjectType::Schema && snap.node(parent).kind == Some(ObjectType::Schema) {
                 ':'
             } else {
                 '.'
             };
-            format!("{}{sep}{name}", snap.nodes[parent.index()].full_name)
+            format!("{}{sep}{name}", snap.node(parent).full_name)
         };
         snap.nodes.push(Node { kind: Some(kind), full_name: full_name.into(), ..Node::default() });
         next
@@ -483,7 +483,7 @@ impl Builder {
                                 line,
                             });
                         }
-                        let node = &mut snap.nodes[node.index()];
+                        let node = snap.node_mut(node);
                         match g.condition {
                             Condition::Allow => node.allow_mask |= privilege_bit(g.privilege),
                             Condition::Deny => node.deny_mask |= privilege_bit(g.privilege),
@@ -542,7 +542,7 @@ impl Builder {
             }
             snap.stats.owners += 1;
             if let Some(node) = Self::node(snap, ty, &name) {
-                snap.nodes[node.index()].owner = Some(Owner { kind, name: o.owner.value.as_str().into() });
+                snap.node_mut(node).owner = Some(Owner { kind, name: o.owner.value.as_str().into() });
             }
         }
     }

@@ -93,7 +93,15 @@ pub enum Term {
     Priv(Privilege),
 }
 
+/// The ownership terms, before the privilege terms in [`Term::slot`].
+const OWNERSHIP_TERMS: usize = 6;
+
+/// One memo slot per term: the ownership terms, then one per privilege.
+const SLOTS: usize = OWNERSHIP_TERMS + Privilege::ALL.len();
+
 impl Term {
+    /// The term's memo slot, below [`SLOTS`]: a privilege's discriminant is its place in
+    /// `Privilege::ALL` (the `privileges!` macro declares both in one order).
     fn slot(self) -> usize {
         match self {
             Self::OwnMetalake => 0,
@@ -102,12 +110,10 @@ impl Term {
             Self::OwnTable => 3,
             Self::OwnView => 4,
             Self::OwnFunction => 5,
-            Self::Priv(p) => 6 + p as usize,
+            Self::Priv(p) => OWNERSHIP_TERMS + p as usize,
         }
     }
 }
-
-const SLOTS: usize = 6 + 40;
 
 /// A formula in disjunctive normal form: it holds when every term of some clause holds.
 pub type Formula = &'static [&'static [Term]];
@@ -290,14 +296,18 @@ pub struct Evaluation {
 
 /// Evaluates `formula` over `target`, each term at most once.
 pub fn evaluate(snap: &Snapshot, subject: &Subject<'_>, target: &Target, formula: Formula) -> Evaluation {
+    // 0: not evaluated yet; 1: holds; 2: fails. A slot out of range (impossible, see
+    // `Term::slot`) is evaluated each time instead of memoized.
     let mut memo = [0u8; SLOTS];
     for (i, clause) in formula.iter().enumerate() {
-        let holds = clause.iter().all(|term| {
-            let slot = term.slot();
-            if memo[slot] == 0 {
-                memo[slot] = if term_holds(snap, subject, target, *term) { 1 } else { 2 };
+        let holds = clause.iter().all(|term| match memo.get_mut(term.slot()) {
+            Some(seen) => {
+                if *seen == 0 {
+                    *seen = if term_holds(snap, subject, target, *term) { 1 } else { 2 };
+                }
+                *seen == 1
             }
-            memo[slot] == 1
+            None => term_holds(snap, subject, target, *term),
         });
         if holds {
             return Evaluation { allowed: true, clause: Some(i) };

@@ -58,11 +58,11 @@ fn parents(snap: &Snapshot) -> Vec<Option<NodeId>> {
     let mut parent = vec![None; snap.nodes.len()];
     for (i, node) in snap.nodes.iter().enumerate() {
         let id = NodeId(u32::try_from(i).unwrap_or(u32::MAX));
-        for child in node.children.values().chain(node.tables.values()).chain(node.views.values()) {
-            parent[child.index()] = Some(id);
-        }
-        for child in node.functions.values() {
-            parent[child.index()] = Some(id);
+        let children = node.children.values().chain(node.tables.values()).chain(node.views.values());
+        for child in children.chain(node.functions.values()) {
+            if let Some(slot) = parent.get_mut(child.index()) {
+                *slot = Some(id);
+            }
         }
     }
     parent
@@ -71,7 +71,7 @@ fn parents(snap: &Snapshot) -> Vec<Option<NodeId>> {
 /// `node` and its ancestors, nearest first.
 fn chain(parent: &[Option<NodeId>], node: NodeId) -> Vec<NodeId> {
     let mut out = vec![node];
-    while let Some(p) = out.last().and_then(|n| parent[n.index()]) {
+    while let Some(p) = out.last().and_then(|n| parent.get(n.index()).copied().flatten()) {
         out.push(p);
     }
     out
@@ -89,7 +89,9 @@ pub(crate) fn warnings(snap: &Snapshot, denies: &[Deny]) -> Vec<Diagnostic> {
     let mut holders: Vec<Vec<&Subject>> = vec![Vec::new(); snap.roles.len()];
     for s in &subjects {
         for r in &s.roles {
-            holders[r.index()].push(s);
+            if let Some(h) = holders.get_mut(r.index()) {
+                h.push(s);
+            }
         }
     }
     // One warning per shape, naming every subject it applies to.
@@ -101,7 +103,7 @@ pub(crate) fn warnings(snap: &Snapshot, denies: &[Deny]) -> Vec<Diagnostic> {
         let deny_chain = chain(&parent, deny.node);
         let allows =
             if deny.privilege == Privilege::SelectTable { modify_allows(snap, &deny_chain) } else { Vec::new() };
-        for s in &holders[deny.role.index()] {
+        for s in holders.get(deny.role.index()).into_iter().flatten() {
             let owns = |n: &NodeId| {
                 let owner = snap.node(*n).owner.as_ref();
                 owner.is_some_and(|o| s.owns_as.iter().any(|(k, name)| *k == o.kind && **name == *o.name))

@@ -190,7 +190,7 @@ fn yaml_message(message: &str) -> String {
         m = rest;
     }
     if let Some(idx) = m.rfind(" at line ") {
-        m = &m[..idx];
+        m = m.get(..idx).unwrap_or(m);
     }
     if m.is_empty() { "invalid YAML".to_owned() } else { m.to_owned() }
 }

@@ -73,15 +73,18 @@ impl Node {
             return &[];
         }
         let start = self.grants.partition_point(|g| (g.privilege, g.condition) < (privilege, condition));
-        let len =
-            self.grants[start..].iter().take_while(|g| g.privilege == privilege && g.condition == condition).count();
-        &self.grants[start..start + len]
+        let rest = self.grants.get(start..).unwrap_or_default();
+        let len = rest.iter().take_while(|g| g.privilege == privilege && g.condition == condition).count();
+        rest.get(..len).unwrap_or_default()
     }
 }
 
+/// Bit `p` of a node's masks. Every privilege has a bit of the 64.
 pub(crate) fn privilege_bit(p: Privilege) -> u64 {
     1u64 << (p as u32)
 }
+
+const _: () = assert!(Privilege::ALL.len() <= 64, "a node's masks hold one bit per privilege in a u64");
 
 /// Operator-set narrowing of a user or group (DESIGN.md §5).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -211,6 +214,7 @@ impl Snapshot {
         self.user_ids.get(name).copied()
     }
 
+    #[expect(clippy::indexing_slicing, reason = "INVARIANT: every `UserId` indexes its vector (module doc)")]
     pub fn user(&self, id: UserId) -> &User {
         &self.users[id.index()]
     }
@@ -219,6 +223,7 @@ impl Snapshot {
         self.group_ids.get(name).copied()
     }
 
+    #[expect(clippy::indexing_slicing, reason = "INVARIANT: every `GroupId` indexes its vector (module doc)")]
     pub fn group(&self, id: GroupId) -> &Group {
         &self.groups[id.index()]
     }
@@ -227,11 +232,31 @@ impl Snapshot {
         self.role_ids.get(name).copied()
     }
 
+    #[expect(clippy::indexing_slicing, reason = "INVARIANT: every `RoleId` indexes its vector (module doc)")]
     pub fn role_name(&self, id: RoleId) -> &str {
         &self.roles[id.index()].name
     }
 
+    #[expect(clippy::indexing_slicing, reason = "INVARIANT: every `NodeId` indexes its vector (module doc)")]
     pub fn node(&self, id: NodeId) -> &Node {
         &self.nodes[id.index()]
+    }
+
+    /// While the snapshot is built (`policy::build`).
+    #[expect(clippy::indexing_slicing, reason = "INVARIANT: every `NodeId` indexes its vector (module doc)")]
+    pub(crate) fn node_mut(&mut self, id: NodeId) -> &mut Node {
+        &mut self.nodes[id.index()]
+    }
+
+    /// While the snapshot is built (`policy::build`).
+    #[expect(clippy::indexing_slicing, reason = "INVARIANT: every `UserId` indexes its vector (module doc)")]
+    pub(crate) fn user_mut(&mut self, id: UserId) -> &mut User {
+        &mut self.users[id.index()]
+    }
+
+    /// While the snapshot is built (`policy::build`).
+    #[expect(clippy::indexing_slicing, reason = "INVARIANT: every `GroupId` indexes its vector (module doc)")]
+    pub(crate) fn group_mut(&mut self, id: GroupId) -> &mut Group {
+        &mut self.groups[id.index()]
     }
 }

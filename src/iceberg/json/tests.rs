@@ -135,7 +135,7 @@ fn invalid_utf8() {
 fn wrong_shape_is_a_type_error() {
     #[derive(Debug, serde::Deserialize)]
     struct Named {
-        #[allow(dead_code)]
+        #[expect(dead_code, reason = "read only by the derived parser under test")]
         name: String,
     }
     assert!(matches!(from_slice::<Named>(br#"{"name": 1}"#), Err(JsonError::Type(_))));
