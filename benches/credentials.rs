@@ -16,9 +16,9 @@ mod load_table;
 
 use bytes::Bytes;
 use criterion::{Criterion, Throughput};
-use icegate::credentials::Action;
-use icegate::credentials::clean::{Endpoints, Rules};
-use icegate::credentials::response::Parsed;
+use icegate::core::credentials::Action;
+use icegate::core::credentials::clean::{Endpoints, Rules};
+use icegate::core::credentials::response::Parsed;
 use std::hint::black_box;
 
 const METADATA_BYTES: usize = 5 * 1024 * 1024;

@@ -15,9 +15,9 @@
 mod load_table;
 
 use bytes::Bytes;
-use icegate::credentials::Action;
-use icegate::credentials::clean::{Endpoints, Rules};
-use icegate::credentials::response::Parsed;
+use icegate::core::credentials::Action;
+use icegate::core::credentials::clean::{Endpoints, Rules};
+use icegate::core::credentials::response::Parsed;
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;

@@ -13,13 +13,13 @@
 )]
 
 use criterion::{BatchSize, Criterion, SamplingMode};
-use icegate::iceberg::list::{Entry, ListKind};
-use icegate::iceberg::{Namespace, OperationId, TableIdent};
-use icegate::policy::Snapshot;
-use icegate::policy::authorize::{Reason, Request, Verdict, authorize_path, credential_scope};
-use icegate::policy::entries::{EntryFilter, entry_visible};
-use icegate::policy::load::{Loaded, Source, build, load_sources, parse};
-use icegate::roles::{ActiveRoles, Narrowed, OwnershipMode, Principal, check_user, narrow, parse_header};
+use icegate::core::iceberg::list::{Entry, ListKind};
+use icegate::core::iceberg::{Namespace, OperationId, TableIdent};
+use icegate::core::policy::Snapshot;
+use icegate::core::policy::authorize::{Reason, Request, Verdict, authorize_path, credential_scope};
+use icegate::core::policy::entries::{EntryFilter, entry_visible};
+use icegate::core::policy::load::{Loaded, Source, build, load_sources, parse};
+use icegate::core::roles::{ActiveRoles, Narrowed, OwnershipMode, Principal, check_user, narrow, parse_header};
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -24,13 +24,13 @@
 )]
 
 use bytes::Bytes;
-use icegate::iceberg::list::{self, Entry, ListKind};
-use icegate::iceberg::{Namespace, OperationId, TableIdent};
-use icegate::policy::authorize::{Reason, Request, Verdict, authorize_path};
-use icegate::policy::entries::EntryFilter;
-use icegate::policy::load::{Loaded, Source, build, parse};
-use icegate::policy::{Snapshot, Subject};
-use icegate::roles::{ActiveRoles, Narrowed, OwnershipMode, Principal, check_user, narrow};
+use icegate::core::iceberg::list::{self, Entry, ListKind};
+use icegate::core::iceberg::{Namespace, OperationId, TableIdent};
+use icegate::core::policy::authorize::{Reason, Request, Verdict, authorize_path};
+use icegate::core::policy::entries::EntryFilter;
+use icegate::core::policy::load::{Loaded, Source, build, parse};
+use icegate::core::policy::{Snapshot, Subject};
+use icegate::core::roles::{ActiveRoles, Narrowed, OwnershipMode, Principal, check_user, narrow};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -431,7 +431,7 @@ fn list_measures() -> Vec<ListSeries> {
     wait_for_threads(threads);
     let snap = &loaded.snapshot;
     // The proxy's separators are `upstream.namespace_separators`, none unless configured.
-    let separators = icegate::decide::Settings::default().namespace_separators;
+    let separators = icegate::core::decide::Settings::default().namespace_separators;
 
     let listers = find_listers(snap, &generated, shape.users);
     let mut series = Vec::new();

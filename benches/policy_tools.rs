@@ -20,10 +20,10 @@
     reason = "a test or benchmark that fails panics"
 )]
 
-use icegate::analysis::access::{Object, Right, State};
-use icegate::analysis::{diff, report, who_can};
-use icegate::policy::model::{ObjectType, Privilege};
-use icegate::policy::{Snapshot, load_path};
+use icegate::core::analysis::access::{Object, Right, State};
+use icegate::core::analysis::{diff, report, who_can};
+use icegate::core::policy::model::{ObjectType, Privilege};
+use icegate::core::policy::{Snapshot, load_path};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -1,12 +1,12 @@
 //! The one place where a refusal becomes an Iceberg error response (DESIGN.md §7):
 //! `{"error": {"message": "...", "type": "...", "code": N}}`.
 
-use crate::iceberg::OperationId;
-use crate::iceberg::body::BodyError;
-use crate::iceberg::list::ListError;
-use crate::iceberg::path::PathError;
-use crate::iceberg::routes::Route;
-use crate::roles::{HeaderError, NarrowError};
+use crate::core::iceberg::OperationId;
+use crate::core::iceberg::body::BodyError;
+use crate::core::iceberg::list::ListError;
+use crate::core::iceberg::path::PathError;
+use crate::core::iceberg::routes::Route;
+use crate::core::roles::{HeaderError, NarrowError};
 
 /// An answer icegate gives itself, without forwarding.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,8 +97,8 @@ impl Refusal {
     /// caller sent, and nothing of the policy's entries.
     pub fn rename_carries_policy(
         operation: OperationId,
-        source: &crate::iceberg::TableIdent,
-        destination: &crate::iceberg::TableIdent,
+        source: &crate::core::iceberg::TableIdent,
+        destination: &crate::core::iceberg::TableIdent,
     ) -> Self {
         let message = format!(
             "not authorized to {operation} `{source}` to `{destination}`: the rename would change which policy entries \
@@ -214,11 +214,11 @@ impl From<&ListError> for Refusal {
     }
 }
 
-impl From<&crate::owners::OwnersError> for Refusal {
+impl From<&crate::ops::owners::OwnersError> for Refusal {
     /// The ownership store cannot be written: creates, drops and renames wait (DESIGN.md §4).
-    fn from(e: &crate::owners::OwnersError) -> Self {
+    fn from(e: &crate::ops::owners::OwnersError) -> Self {
         let message = match e {
-            crate::owners::OwnersError::Unrecorded(_) => e.to_string(),
+            crate::ops::owners::OwnersError::Unrecorded(_) => e.to_string(),
             _ => format!("creates, drops and renames are unavailable while the ownership store cannot be written: {e}"),
         };
         Self::new(503, "ServiceUnavailableException", message)
@@ -226,7 +226,7 @@ impl From<&crate::owners::OwnersError> for Refusal {
 }
 
 /// The HTTP response of a refusal: the Iceberg error JSON, never cached.
-pub fn response(refusal: &Refusal) -> http::Response<crate::forward::Body> {
+pub fn response(refusal: &Refusal) -> http::Response<crate::serve::forward::Body> {
     use http_body_util::BodyExt;
     let body = http_body_util::Full::new(bytes::Bytes::from(refusal.to_json())).map_err(|never| match never {}).boxed();
     let mut response = http::Response::new(body);
@@ -243,14 +243,14 @@ pub fn response(refusal: &Refusal) -> http::Response<crate::forward::Body> {
     response
 }
 
-impl From<&crate::identity::IdentityError> for Refusal {
-    fn from(e: &crate::identity::IdentityError) -> Self {
+impl From<&crate::serve::identity::IdentityError> for Refusal {
+    fn from(e: &crate::serve::identity::IdentityError) -> Self {
         Self::new(401, "NotAuthorizedException", e.to_string())
     }
 }
 
-impl From<&crate::forward::ForwardError> for Refusal {
-    fn from(e: &crate::forward::ForwardError) -> Self {
+impl From<&crate::serve::forward::ForwardError> for Refusal {
+    fn from(e: &crate::serve::forward::ForwardError) -> Self {
         match e.status() {
             504 => Self::new(504, "GatewayTimeoutException", e.to_string()),
             _ => Self::new(502, "BadGatewayException", e.to_string()),
@@ -258,15 +258,15 @@ impl From<&crate::forward::ForwardError> for Refusal {
     }
 }
 
-impl From<&crate::rewrite::RewriteError> for Refusal {
-    fn from(e: &crate::rewrite::RewriteError) -> Self {
+impl From<&crate::serve::rewrite::RewriteError> for Refusal {
+    fn from(e: &crate::serve::rewrite::RewriteError) -> Self {
         Self::unreadable_upstream("response", e)
     }
 }
 
-impl From<&crate::vending::VendError> for Refusal {
-    fn from(e: &crate::vending::VendError) -> Self {
-        use crate::vending::VendError;
+impl From<&crate::serve::vending::VendError> for Refusal {
+    fn from(e: &crate::serve::vending::VendError) -> Self {
+        use crate::serve::vending::VendError;
         match e {
             VendError::Locations(404) => Self::new(404, "NoSuchTableException", "table does not exist upstream"),
             // the envelope's errors may quote the upstream's values (a secret key)
@@ -285,14 +285,14 @@ impl From<&crate::vending::VendError> for Refusal {
     }
 }
 
-impl From<&crate::credentials::storage::SignerError> for Refusal {
-    fn from(e: &crate::credentials::storage::SignerError) -> Self {
+impl From<&crate::core::credentials::storage::SignerError> for Refusal {
+    fn from(e: &crate::core::credentials::storage::SignerError) -> Self {
         Self::new(502, "BadGatewayException", e.to_string())
     }
 }
 
-impl From<&crate::credentials::sign::SignError> for Refusal {
-    fn from(e: &crate::credentials::sign::SignError) -> Self {
+impl From<&crate::core::credentials::sign::SignError> for Refusal {
+    fn from(e: &crate::core::credentials::sign::SignError) -> Self {
         Self::forbidden(format!("not authorized to sign: {e}"))
     }
 }

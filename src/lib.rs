@@ -23,38 +23,10 @@
     )
 )]
 
-pub mod accept;
-pub mod admin;
-pub mod analysis;
-pub mod audit;
 pub mod cli;
 pub mod config;
-pub mod credentials;
-pub mod decide;
+pub mod core;
 pub mod error;
-pub mod forward;
-pub mod framing;
-pub mod iceberg;
-pub mod identity;
-pub mod idle;
-pub mod inspect;
-pub mod metrics;
-pub mod observe;
-pub mod outbound;
-pub mod owners;
-pub mod policy;
-pub mod proxy;
-pub mod reload;
-pub mod rewrite;
-pub mod roles;
-pub mod run;
-pub mod server;
-pub mod shadow;
-pub mod staged;
-pub mod state;
-pub mod text;
-pub mod tls;
-pub mod tokens;
-pub mod upstream_calls;
-pub mod vending;
-pub mod wordscan;
+pub mod net;
+pub mod ops;
+pub mod serve;

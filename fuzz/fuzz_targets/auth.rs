@@ -6,7 +6,7 @@
 
 use base64::Engine;
 use icegate::config::{Identity, JwtIdentity, Provider};
-use icegate::identity::{Peer, identify};
+use icegate::serve::identity::{Peer, identify};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 

@@ -6,9 +6,9 @@
 //! `assert-create` is reported only when it is there.
 #![no_main]
 
-use icegate::iceberg::body::{Body, LOCATION_PROPERTIES, inspect};
-use icegate::iceberg::routes::{Query, Route};
-use icegate::iceberg::{Namespace, OperationId};
+use icegate::core::iceberg::body::{Body, LOCATION_PROPERTIES, inspect};
+use icegate::core::iceberg::routes::{Query, Route};
+use icegate::core::iceberg::{Namespace, OperationId};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -50,7 +50,7 @@ fn ident(v: &Value) -> Option<String> {
     Some(format!("{}.{}", levels.join("\u{1f}"), v.get("name")?.as_str()?))
 }
 
-fn same(naive: &Value, t: &icegate::iceberg::TableIdent) -> bool {
+fn same(naive: &Value, t: &icegate::core::iceberg::TableIdent) -> bool {
     match ident(naive) {
         Some(s) if s == "*" => true,
         Some(s) => s == format!("{}.{}", t.namespace.levels().join("\u{1f}"), t.name),
@@ -88,7 +88,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&o, bytes)) = data.split_first() else { return };
     let op = OPS[usize::from(o) % OPS.len()];
     let Ok(body) = inspect(&route(op), bytes, &Default::default()) else { return };
-    icegate::iceberg::json::check_strict(bytes).unwrap_or_else(|e| panic!("accepted but not strict JSON ({e})"));
+    icegate::core::iceberg::json::check_strict(bytes).unwrap_or_else(|e| panic!("accepted but not strict JSON ({e})"));
     let naive: Value = serde_json::from_slice(bytes).expect("accepted but serde refuses it");
     match body {
         Body::UpdateTable(u) => {

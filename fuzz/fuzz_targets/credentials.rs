@@ -5,9 +5,9 @@
 #![no_main]
 
 use bytes::Bytes;
-use icegate::credentials::Action;
-use icegate::credentials::clean::{Endpoints, Rules, is_under, names_read_header};
-use icegate::credentials::response::Parsed;
+use icegate::core::credentials::Action;
+use icegate::core::credentials::clean::{Endpoints, Rules, is_under, names_read_header};
+use icegate::core::credentials::response::Parsed;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -3,7 +3,7 @@
 //! keeps everything gives exactly those entries (the rendering is a valid list response).
 #![no_main]
 
-use icegate::iceberg::list::{Entry, ListKind, filter};
+use icegate::core::iceberg::list::{Entry, ListKind, filter};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use std::collections::HashSet;

@@ -4,7 +4,7 @@
 //! character.
 #![no_main]
 
-use icegate::iceberg::routes::{Classified, RouteOptions, classify};
+use icegate::core::iceberg::routes::{Classified, RouteOptions, classify};
 use libfuzzer_sys::fuzz_target;
 
 const METHODS: [&str; 6] = ["GET", "HEAD", "POST", "DELETE", "PUT", "get"];

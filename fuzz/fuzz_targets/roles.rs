@@ -3,7 +3,7 @@
 //! other than inner spaces and tabs, or a control character other than a tab, or is a keyword.
 #![no_main]
 
-use icegate::roles::{OwnershipMode, Requested, parse_header};
+use icegate::core::roles::{OwnershipMode, Requested, parse_header};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

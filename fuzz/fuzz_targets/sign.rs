@@ -8,10 +8,10 @@
 //! body lies inside `wh/t`. Raw `uri`s are fed too, to find panics.
 #![no_main]
 
-use icegate::credentials::s3url::Endpoint;
-use icegate::credentials::sign::check;
-use icegate::credentials::storage::TableStorage;
-use icegate::iceberg::body::SignRequest;
+use icegate::core::credentials::s3url::Endpoint;
+use icegate::core::credentials::sign::check;
+use icegate::core::credentials::storage::TableStorage;
+use icegate::core::iceberg::body::SignRequest;
 use libfuzzer_sys::fuzz_target;
 
 /// What comes before the fuzzed path: scheme, host and, path-style, the bucket's segment (`{b}`

@@ -6,13 +6,13 @@
 //! evaluator's terms, with none of the analysis module's candidate selection. The report's
 //! cells are checked the same way.
 
-use icegate::analysis::access::{Object, ObjectKey, Right, State, SubjectRef, Via};
-use icegate::analysis::{diff, report, who_can};
-use icegate::owners::index::OwnerIndex;
-use icegate::policy::Snapshot;
-use icegate::policy::eval::{self, Access, Leaf, Target, Term};
-use icegate::policy::model::{ObjectType, Privilege};
-use icegate::roles::{self, ActiveRoles, OwnershipMode, Principal};
+use icegate::core::analysis::access::{Object, ObjectKey, Right, State, SubjectRef, Via};
+use icegate::core::analysis::{diff, report, who_can};
+use icegate::core::ownership::OwnerIndex;
+use icegate::core::policy::Snapshot;
+use icegate::core::policy::eval::{self, Access, Leaf, Target, Term};
+use icegate::core::policy::model::{ObjectType, Privilege};
+use icegate::core::roles::{self, ActiveRoles, OwnershipMode, Principal};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 

@@ -10,9 +10,9 @@ fn str_field<'a>(case: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 /// Runs one case through the runner `icegate test` uses; `Err` describes the mismatch.
-fn run_case(snapshot: &icegate::policy::Snapshot, case: &Value) -> Result<(), String> {
-    let case = icegate::analysis::cases::Case::from_value(case)?;
-    icegate::analysis::cases::run(snapshot, &case).map_err(|m| m.to_string())
+fn run_case(snapshot: &icegate::core::policy::Snapshot, case: &Value) -> Result<(), String> {
+    let case = icegate::cli::cases::Case::from_value(case)?;
+    icegate::cli::cases::run(snapshot, &case).map_err(|m| m.to_string())
 }
 
 /// Runs every case of every YAML file in `dir` (each file may hold several documents, each a
@@ -34,7 +34,7 @@ fn run_dir(dir: &std::path::Path) -> (usize, Vec<String>) {
         for (i, doc) in docs.iter().enumerate() {
             // JSON is YAML: the policy goes through the same loader as a policy file.
             let policy = serde_json::to_string(&doc["policy"]).unwrap();
-            let snapshot = icegate::policy::load_str(&format!("{}#{i}", file.display()), &policy);
+            let snapshot = icegate::core::policy::load_str(&format!("{}#{i}", file.display()), &policy);
             for case in doc["cases"].as_array().unwrap() {
                 ran += 1;
                 let name = str_field(case, "name").unwrap_or("<unnamed>");

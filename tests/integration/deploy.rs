@@ -465,7 +465,7 @@ impl Pod<'_> {
     /// default path the image's and the container's environment give) on a writable persistent
     /// volume, one pod at a time; the gateway's replicas share PostgreSQL, over TLS.
     fn owners(&self, config: &Config, deployment: &Value, docker: &Dockerfile, pattern: Pattern, p: &mut Vec<String>) {
-        use icegate::owners::StoreKind;
+        use icegate::ops::owners::StoreKind;
         match (pattern, config.owners.kind()) {
             (Pattern::Sidecar, StoreKind::Embedded) => {}
             (Pattern::Gateway, StoreKind::Postgres) => {
@@ -485,7 +485,7 @@ impl Pod<'_> {
             let set = self.icegate["env"].as_array().into_iter().flatten().find(|v| v["name"] == key);
             set.and_then(|v| v["value"].as_str().map(str::to_owned)).or_else(|| docker.runtime().env(key))
         };
-        let default = icegate::owners::default_path_in(env("XDG_STATE_HOME").as_deref(), env("HOME").as_deref());
+        let default = icegate::ops::owners::default_path_in(env("XDG_STATE_HOME").as_deref(), env("HOME").as_deref());
         let Some(path) = config.owners.path.clone().or(default) else {
             p.push(
                 "the ownership store has no path: neither `owners.path` nor the image's XDG_STATE_HOME or HOME".into(),
@@ -521,7 +521,7 @@ impl Pod<'_> {
     /// The gateway's PostgreSQL store: TLS that verifies the server (`sslmode=verify-full`),
     /// with the CA of `sslrootcert` mounted from the manifests.
     fn postgres_tls(&self, config: &Config, p: &mut Vec<String>) {
-        use icegate::owners::pg_tls::{SslMode, split};
+        use icegate::ops::owners::pg_tls::{SslMode, split};
         let Some(url) = config.owners.url.as_deref() else {
             p.push("the gateway's `owners.url` is not in its config".into());
             return;
@@ -667,7 +667,7 @@ impl Pod<'_> {
         let files = self.m.files("ConfigMap", &name)?;
         let dir = TempDir::new("deploy-policy");
         write_like_kubelet(dir.path(), &files);
-        if let Err(e) = icegate::policy::load_path(dir.path()) {
+        if let Err(e) = icegate::core::policy::load_path(dir.path()) {
             p.push(format!("ConfigMap `{name}` does not load as a policy directory:\n{e}"));
         }
         Ok(())

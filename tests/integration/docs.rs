@@ -95,7 +95,7 @@ fn the_readme_is_short_and_its_policy_example_loads() {
     let lines = readme.lines().count();
     assert!(lines <= 250, "README.md has {lines} lines: move detail into docs/");
     let yaml = readme.split("```yaml\n").nth(1).unwrap().split("```").next().unwrap();
-    if let Err(e) = icegate::policy::load_str("README.md", yaml) {
+    if let Err(e) = icegate::core::policy::load_str("README.md", yaml) {
         panic!("the README's policy does not load: {e}");
     }
 }

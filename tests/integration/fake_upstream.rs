@@ -193,17 +193,17 @@ pub async fn gate(upstream_url: &str, policy: &str, tweak: impl FnOnce(&mut Conf
     // Tests that read the audit turn it back on with a file; tests of the ownership store
     // (owners.rs) turn it on with a file of their own.
     config.audit.enabled = false;
-    config.owners.store = Some(icegate::owners::StoreKind::Off);
+    config.owners.store = Some(icegate::ops::owners::StoreKind::Off);
     tweak(&mut config);
     let snapshot = crate::support::load(policy);
     let url = icegate::config::parse_upstream(upstream_url).unwrap();
-    let upstream = icegate::forward::Upstream::new(url, &config.upstream).unwrap();
-    let tls = config.tls.as_ref().map(icegate::tls::server_config).transpose().unwrap();
-    let shared = icegate::state::Shared::new(config, snapshot, upstream);
+    let upstream = icegate::serve::forward::Upstream::new(url, &config.upstream).unwrap();
+    let tls = config.tls.as_ref().map(icegate::net::server_config).transpose().unwrap();
+    let shared = icegate::serve::state::Shared::new(config, snapshot, upstream);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(icegate::server::serve_with(
+    tokio::spawn(icegate::serve::server::serve_with(
         shared,
         listener,
         tls,

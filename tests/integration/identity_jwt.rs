@@ -7,7 +7,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::HeaderMap;
 use icegate::config::{Identity, JwtIdentity, Provider};
-use icegate::identity::{IdentityError, identify, validate_jwt};
+use icegate::serve::identity::{IdentityError, identify, validate_jwt};
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
@@ -77,8 +77,8 @@ pub(crate) fn bearer(token: &str) -> HeaderMap {
     h
 }
 
-pub(crate) async fn who(config: &Identity, token: &str) -> Result<icegate::roles::Principal, IdentityError> {
-    identify(config, &bearer(token), &icegate::identity::Peer::plain(PEER)).await
+pub(crate) async fn who(config: &Identity, token: &str) -> Result<icegate::core::roles::Principal, IdentityError> {
+    identify(config, &bearer(token), &icegate::serve::identity::Peer::plain(PEER)).await
 }
 
 pub(crate) async fn refused(config: &Identity, token: &str) -> String {
@@ -180,25 +180,25 @@ async fn a_bearer_that_is_not_a_jwt_is_not_recognized() {
     let c = identity(static_config(), vec![Provider::Jwt, Provider::Simple]);
     // PyIceberg sends `Bearer None` when it has no token: nobody recognizes it
     assert_eq!(
-        identify(&c, &bearer("None"), &icegate::identity::Peer::plain(PEER)).await,
+        identify(&c, &bearer("None"), &icegate::serve::identity::Peer::plain(PEER)).await,
         Err(IdentityError::Missing(" or `Authorization: Bearer <JWT>`"))
     );
     assert_eq!(
-        identify(&c, &bearer("opaque.token"), &icegate::identity::Peer::plain(PEER)).await,
+        identify(&c, &bearer("opaque.token"), &icegate::serve::identity::Peer::plain(PEER)).await,
         Err(IdentityError::Missing(" or `Authorization: Bearer <JWT>`"))
     );
     // Basic still goes to `simple`; a JWT-shaped garbage token is refused, never passed on
     let mut h = HeaderMap::new();
     h.insert("authorization", basic("carol").parse().unwrap());
-    assert_eq!(identify(&c, &h, &icegate::identity::Peer::plain(PEER)).await.unwrap().user, "carol");
+    assert_eq!(identify(&c, &h, &icegate::serve::identity::Peer::plain(PEER)).await.unwrap().user, "carol");
     let c = identity(static_config(), vec![Provider::Jwt, Provider::Anonymous]);
     assert!(matches!(
-        identify(&c, &bearer("a.b.c"), &icegate::identity::Peer::plain(PEER)).await,
+        identify(&c, &bearer("a.b.c"), &icegate::serve::identity::Peer::plain(PEER)).await,
         Err(IdentityError::Invalid(_))
     ));
     // ...and an unrecognized credential is not an absent one: no anonymous fall-back
     assert_eq!(
-        identify(&c, &bearer("None"), &icegate::identity::Peer::plain(PEER)).await,
+        identify(&c, &bearer("None"), &icegate::serve::identity::Peer::plain(PEER)).await,
         Err(IdentityError::Missing(" or `Authorization: Bearer <JWT>`"))
     );
 }

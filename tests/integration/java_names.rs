@@ -8,7 +8,7 @@
 //! Without them the test is skipped with a loud message, unless `ICEGATE_REQUIRE_JAVA_NAMES` is
 //! set (as `tests/names/run.sh` does after building the dev catalog), when it fails instead.
 
-use icegate::iceberg::routes::{Classified, RouteOptions, classify};
+use icegate::core::iceberg::routes::{Classified, RouteOptions, classify};
 use serde_json::Value;
 use std::io::Write;
 use std::path::PathBuf;

@@ -2,8 +2,8 @@
 //! `operationId`, with and without the optional `{prefix}`.
 
 use crate::support::shared_dir;
-use icegate::iceberg::OperationId;
-use icegate::iceberg::routes::{Classified, RouteOptions, classify};
+use icegate::core::iceberg::OperationId;
+use icegate::core::iceberg::routes::{Classified, RouteOptions, classify};
 use serde_json::Value;
 
 const METHODS: [&str; 7] = ["get", "put", "post", "delete", "head", "patch", "options"];

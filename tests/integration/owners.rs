@@ -3,7 +3,7 @@
 
 use crate::fake_upstream::{Answer, FakeUpstream, Gate, Recorded, Reply, basic, gate, send};
 use crate::support::TempDir;
-use icegate::owners::index::Kind;
+use icegate::core::ownership::Kind;
 use serde_json::json;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -174,7 +174,7 @@ async fn setup() -> Setup {
 async fn start(upstream: &FakeUpstream, store: &Path) -> Gate {
     let path = store.to_owned();
     gate(&upstream.url(""), POLICY, move |c| {
-        c.owners.store = Some(icegate::owners::StoreKind::Embedded);
+        c.owners.store = Some(icegate::ops::owners::StoreKind::Embedded);
         c.owners.path = Some(path);
         c.owners.timeout_ms = 200;
         c.upstream.response_timeout_ms = 500;
@@ -388,38 +388,39 @@ async fn owners_the_audit_reason_names_the_creation() {
     assert_eq!(a.status, 204);
     // the reason itself is checked through the evaluator
     let snap = crate::support::load(POLICY);
-    let index = icegate::owners::index::OwnerIndex::from_records([icegate::owners::index::Record {
+    let index = icegate::core::ownership::OwnerIndex::from_records([icegate::core::ownership::Record {
         kind: Kind::Table,
         full_name: "prod.s.t".into(),
         owner: "alice".into(),
-        owner_type: icegate::policy::model::OwnerType::User,
+        owner_type: icegate::core::policy::model::OwnerType::User,
         created_at: "2026-12-02T13:45:00.000Z".into(),
-        source: icegate::owners::index::Source::Creation,
+        source: icegate::core::ownership::Source::Creation,
     }]);
-    let principal = icegate::roles::Principal { user: "alice".into(), ..Default::default() };
-    let user = icegate::roles::check_user(&snap, &principal).unwrap();
-    let header = icegate::roles::parse_header(None, icegate::roles::OwnershipMode::Always).unwrap();
+    let principal = icegate::core::roles::Principal { user: "alice".into(), ..Default::default() };
+    let user = icegate::core::roles::check_user(&snap, &principal).unwrap();
+    let header = icegate::core::roles::parse_header(None, icegate::core::roles::OwnershipMode::Always).unwrap();
     let narrowed =
-        icegate::roles::narrow(&snap, &principal, user, &header, icegate::roles::OwnershipMode::Always).unwrap();
+        icegate::core::roles::narrow(&snap, &principal, user, &header, icegate::core::roles::OwnershipMode::Always)
+            .unwrap();
     let subject = narrowed.subject("alice").with_owners(&index);
-    let ns = icegate::iceberg::Namespace::new(vec!["s".into()], &[]).unwrap();
-    let req = icegate::policy::authorize::Request {
-        op: icegate::iceberg::OperationId::DropTable,
+    let ns = icegate::core::iceberg::Namespace::new(vec!["s".into()], &[]).unwrap();
+    let req = icegate::core::policy::authorize::Request {
+        op: icegate::core::iceberg::OperationId::DropTable,
         catalog: "prod",
         namespace: Some(&ns),
         name: Some("t"),
         parent: None,
     };
-    let d = icegate::policy::authorize::authorize_path(&snap, &subject, &req);
+    let d = icegate::core::policy::authorize::authorize_path(&snap, &subject, &req);
     assert!(d.is_allowed());
-    let reason = icegate::policy::explain::describe(&snap, &subject, "prod", &d);
+    let reason = icegate::core::policy::explain::describe(&snap, &subject, "prod", &d);
     assert!(
         reason.contains("TABLE `prod.s.t` is owned by user `alice` by creation at 2026-12-02T13:45:00.000Z"),
         "{reason}"
     );
     // without the index (explain), the same request is denied
     let bare = narrowed.subject("alice");
-    assert!(!icegate::policy::authorize::authorize_path(&snap, &bare, &req).is_allowed());
+    assert!(!icegate::core::policy::authorize::authorize_path(&snap, &bare, &req).is_allowed());
 }
 
 // ---- the real binary: crash safety and the operator commands ----
@@ -605,7 +606,7 @@ async fn owners_lists_show_what_the_caller_created_and_the_policys_owners_win() 
     let policy = format!("{POLICY}owners:\n  - {{ type: TABLE, fullName: prod.s.a1, owner: bob, ownerType: USER }}\n");
     let path = s.store.clone();
     let g2 = gate(&s.upstream.url(""), &policy, move |c| {
-        c.owners.store = Some(icegate::owners::StoreKind::Embedded);
+        c.owners.store = Some(icegate::ops::owners::StoreKind::Embedded);
         c.owners.path = Some(path);
     })
     .await;

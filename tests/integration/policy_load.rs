@@ -2,7 +2,7 @@
 //! and a broken policy is never half-loaded.
 
 use crate::support::TempDir;
-use icegate::policy::{LoadError, load_path, load_str};
+use icegate::core::policy::{LoadError, load_path, load_str};
 
 fn errors(yaml: &str) -> Vec<String> {
     match load_str("p.yaml", yaml) {
@@ -144,9 +144,9 @@ fn a_directory_loads_its_yaml_files_in_name_order_and_skips_dotfiles() {
     // the hash covers the files in load order
     let a = std::fs::read(dir.path().join("00-base.yml")).unwrap();
     let b = std::fs::read(dir.path().join("10-roles.yaml")).unwrap();
-    let expected = icegate::policy::load::content_hash(&[
-        icegate::policy::load::Source { path: "a".into(), text: String::from_utf8(a).unwrap() },
-        icegate::policy::load::Source { path: "b".into(), text: String::from_utf8(b).unwrap() },
+    let expected = icegate::core::policy::load::content_hash(&[
+        icegate::core::policy::load::Source { path: "a".into(), text: String::from_utf8(a).unwrap() },
+        icegate::core::policy::load::Source { path: "b".into(), text: String::from_utf8(b).unwrap() },
     ]);
     assert_eq!(loaded.snapshot.hash(), expected);
     assert!(expected.starts_with("sha256:") && expected.len() == 7 + 64);

@@ -1,8 +1,8 @@
 //! Property tests of the decision core (proptest), and a differential test against a naive
 //! reference evaluator written straight from DESIGN.md §4's formulas, with no indexes.
 
-use icegate::decide::{Input, Settings, decide};
-use icegate::roles::{OwnershipMode, Principal, parse_header};
+use icegate::core::decide::{Input, Settings, decide};
+use icegate::core::roles::{OwnershipMode, Principal, parse_header};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 
@@ -228,7 +228,7 @@ impl Req {
 }
 
 fn run(
-    snapshot: &icegate::policy::Snapshot,
+    snapshot: &icegate::core::policy::Snapshot,
     user: &str,
     header: Option<&str>,
     req: &Req,

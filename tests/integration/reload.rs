@@ -3,7 +3,7 @@
 
 use crate::fake_upstream::{FakeUpstream, Reply, basic, send};
 use crate::support::TempDir;
-use icegate::state::Shared;
+use icegate::serve::state::Shared;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -101,19 +101,24 @@ async fn start_with(
     )
     .unwrap();
     config.audit.enabled = false;
-    config.owners.store = Some(icegate::owners::StoreKind::Off);
+    config.owners.store = Some(icegate::ops::owners::StoreKind::Off);
     config.reload.debounce_ms = 50;
     config.shadow_policy = shadow.map(Path::to_owned);
     tweak(&mut config);
-    let live = icegate::policy::load_path(policy).unwrap().snapshot;
-    let candidate = shadow.map(|p| icegate::policy::load_path(p).unwrap().snapshot);
+    let live = icegate::core::policy::load_path(policy).unwrap().snapshot;
+    let candidate = shadow.map(|p| icegate::core::policy::load_path(p).unwrap().snapshot);
     let url = icegate::config::parse_upstream(&upstream.url("")).unwrap();
-    let forward = icegate::forward::Upstream::new(url, &config.upstream).unwrap();
+    let forward = icegate::serve::forward::Upstream::new(url, &config.upstream).unwrap();
     let shared = Shared::with_shadow(config, live, candidate, forward);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(icegate::server::serve(shared.clone(), listener, std::future::pending(), Duration::from_secs(1)));
-    tokio::spawn(icegate::reload::run(shared.clone(), std::future::pending()));
+    tokio::spawn(icegate::serve::server::serve(
+        shared.clone(),
+        listener,
+        std::future::pending(),
+        Duration::from_secs(1),
+    ));
+    tokio::spawn(icegate::ops::reload::run(shared.clone(), std::future::pending()));
     // Let the watch start before the test changes anything.
     tokio::time::sleep(Duration::from_millis(100)).await;
     (addr, shared)
@@ -160,7 +165,7 @@ async fn reload_under_load_never_mixes_policies_and_takes_effect_within_two_seco
             map.publish("version: 1\nmetalake: lake\nusers:\n  - { name: ann, roles: [rea");
             tokio::time::sleep(Duration::from_millis(600)).await;
             assert_eq!(visible(addr).await, expected, "a broken policy must not replace the last good one");
-            let (_, ready) = icegate::admin::readiness(&shared);
+            let (_, ready) = icegate::serve::admin::readiness(&shared);
             assert_eq!(ready["policy"]["stale"], true, "{ready}");
             assert!(shared.metrics.render().contains("icegate_policy_reloads_total{result=\"failure\"} 1"));
         }
@@ -181,7 +186,7 @@ async fn reload_under_load_never_mixes_policies_and_takes_effect_within_two_seco
     assert!(served > 50, "the clients kept running: {served}");
     let state = shared.state.load();
     assert_eq!(state.generation, 7, "six successful reloads after the first load");
-    let (_, ready) = icegate::admin::readiness(&shared);
+    let (_, ready) = icegate::serve::admin::readiness(&shared);
     assert_eq!(ready["policy"]["stale"], false, "fixed: {ready}");
     assert_eq!(ready["policy"]["hash"], state.snapshot.hash());
 }
@@ -194,16 +199,19 @@ async fn a_policy_that_fails_to_load_is_reported_and_fixing_it_recovers() {
     let (addr, shared) = start(&upstream, &file, None).await;
     for broken in ["", "version: 1\nmetalake: lake\nusers:\n  - { name: ann, roles: [nobody] }\n"] {
         std::fs::write(&file, broken).unwrap();
-        assert!(matches!(icegate::reload::reload_now(&shared), icegate::reload::Outcome::Failed(_)));
+        assert!(matches!(icegate::ops::reload::reload_now(&shared), icegate::ops::reload::Outcome::Failed(_)));
         assert_eq!(visible(addr).await, ODD.into_iter().collect());
-        assert_eq!(icegate::admin::readiness(&shared).1["policy"]["stale"], true);
+        assert_eq!(icegate::serve::admin::readiness(&shared).1["policy"]["stale"], true);
         assert!(shared.metrics.render().contains("icegate_policy_stale 1"));
     }
     std::fs::write(&file, policy(&EVEN)).unwrap();
-    assert!(matches!(icegate::reload::reload_now(&shared), icegate::reload::Outcome::Reloaded { generation: 2 }));
+    assert!(matches!(
+        icegate::ops::reload::reload_now(&shared),
+        icegate::ops::reload::Outcome::Reloaded { generation: 2 }
+    ));
     assert_eq!(visible(addr).await, EVEN.into_iter().collect());
-    assert!(matches!(icegate::reload::reload_now(&shared), icegate::reload::Outcome::Unchanged));
-    assert_eq!(icegate::admin::readiness(&shared).1["policy"]["stale"], false);
+    assert!(matches!(icegate::ops::reload::reload_now(&shared), icegate::ops::reload::Outcome::Unchanged));
+    assert_eq!(icegate::serve::admin::readiness(&shared).1["policy"]["stale"], false);
 }
 
 /// An audit log (or any other file) written beside the policy file must not wake the reload
@@ -292,22 +300,22 @@ async fn the_readiness_probe_sends_the_query_clients_send_or_the_configured_targ
     let file = dir.write("p.yaml", &policy(&ODD));
     let (addr, shared) = start(&upstream, &file, None).await;
     // a 400 is an answer: reachable, as before
-    assert!(icegate::admin::probe_once(&shared).await);
+    assert!(icegate::serve::admin::probe_once(&shared).await);
     assert_eq!(upstream.requests().last().unwrap().target, "/v1/config");
     let a = send(addr, "GET", "/v1/config?warehouse=wh", &[("authorization", &basic("ann"))], b"").await;
     assert_eq!(a.status, 200, "{}", a.text());
-    assert!(icegate::admin::probe_once(&shared).await);
+    assert!(icegate::serve::admin::probe_once(&shared).await);
     assert_eq!(upstream.requests().last().unwrap().target, "/v1/config?warehouse=wh");
     // a query the upstream refused is not learned
     send(addr, "GET", "/v1/config?warehouse=nope", &[("authorization", &basic("ann"))], b"").await;
-    assert!(icegate::admin::probe_once(&shared).await);
+    assert!(icegate::serve::admin::probe_once(&shared).await);
     assert_eq!(upstream.requests().last().unwrap().target, "/v1/config?warehouse=wh");
 
     let (_, configured) = start_with(&upstream, &file, None, |c| {
         c.upstream.readiness_probe = Some("/v1/config?warehouse=wh".into());
     })
     .await;
-    assert!(icegate::admin::probe_once(&configured).await);
+    assert!(icegate::serve::admin::probe_once(&configured).await);
     assert_eq!(upstream.requests().last().unwrap().target, "/v1/config?warehouse=wh");
     // a configured target that is not a path is a config error
     let text = format!("[upstream]\nurl = \"{}\"\nreadiness_probe = \"v1/config\"\n", upstream.url(""));
@@ -325,12 +333,12 @@ async fn the_admin_listener_serves_health_readiness_and_metrics_that_move() {
     let (addr, shared) = start(&upstream, &file, None).await;
     let admin = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let admin_addr = admin.local_addr().unwrap();
-    tokio::spawn(icegate::admin::serve(shared.clone(), admin, std::future::pending()));
+    tokio::spawn(icegate::serve::admin::serve(shared.clone(), admin, std::future::pending()));
 
     assert_eq!(send(admin_addr, "GET", "/healthz", &[], b"").await.status, 200);
     let not_ready = send(admin_addr, "GET", "/readyz", &[], b"").await;
     assert_eq!(not_ready.status, 503, "no probe has answered yet: {}", not_ready.text());
-    assert!(icegate::admin::probe_once(&shared).await);
+    assert!(icegate::serve::admin::probe_once(&shared).await);
     shared.health.upstream_reachable.store(true, std::sync::atomic::Ordering::Relaxed);
     let ready = send(admin_addr, "GET", "/readyz", &[], b"").await;
     assert_eq!(ready.status, 200);

@@ -1,7 +1,7 @@
 //! The active-roles header grammar and narrowing (DESIGN.md §5).
 
 use crate::support::load;
-use icegate::roles::{
+use icegate::core::roles::{
     ActiveRoles, HeaderError, NarrowError, OwnershipMode, Principal, Requested, check_user, narrow, parse_header,
 };
 
@@ -75,7 +75,11 @@ fn the_ownership_parameter_needs_caller_mode_and_exact_lower_case() {
 
 const POLICY: &str = "version: 1\nmetalake: lake\nusers:\n  - { name: u, roles: [a, b], groups: [g] }\n  - { name: d, roles: [a, b, c], default_active_roles: [c, a] }\n  - { name: off, enabled: false }\ngroups:\n  - { name: g, roles: [c] }\nroles: [{ name: a }, { name: b }, { name: c }, { name: x }]\n";
 
-fn narrowed(user: &str, header: Option<&str>, claim: Option<&[&str]>) -> Result<icegate::roles::Narrowed, NarrowError> {
+fn narrowed(
+    user: &str,
+    header: Option<&str>,
+    claim: Option<&[&str]>,
+) -> Result<icegate::core::roles::Narrowed, NarrowError> {
     let snap = load(POLICY);
     let p = Principal {
         user: user.into(),

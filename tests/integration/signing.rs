@@ -307,7 +307,7 @@ async fn a_configured_endpoint_maps_hosts_the_table_does_not_name() {
     sign(&g, &sign_body("GET", uri)).await.assert_error(403, "ForbiddenException");
     let g = gate(&upstream.url(""), POLICY, |c| {
         c.credentials.signing.endpoints =
-            vec![icegate::credentials::SigningEndpoint { url: "http://127.0.0.1:9000".into(), path_style: true }];
+            vec![icegate::core::credentials::SigningEndpoint { url: "http://127.0.0.1:9000".into(), path_style: true }];
     })
     .await;
     assert_eq!(sign(&g, &sign_body("GET", uri)).await.status, 200);
@@ -369,7 +369,8 @@ async fn finding_a_tables_config_cannot_set_headers_icegate_reads() {
         r#"{{"metadata-location":"m","metadata":{{"location":"s3://lake/wh/sales/orders"}},"config":{config},"storage-credentials":[{{"prefix":"s3://lake/wh/sales/orders","config":{config}}}]}}"#
     );
     let upstream = FakeUpstream::start(move |_: &Recorded| Reply::raw(200, &body)).await;
-    let g = gate(&upstream.url(""), POLICY, |c| c.credentials.mode = icegate::credentials::Mode::Passthrough).await;
+    let g =
+        gate(&upstream.url(""), POLICY, |c| c.credentials.mode = icegate::core::credentials::Mode::Passthrough).await;
     let a = send(g.addr, "GET", TABLE, &[("authorization", &basic("alice"))], b"").await;
     assert_eq!(a.status, 200, "{}", a.text());
     let kept = json!({"header.X-Custom": "kept", "s3.endpoint": "http://minio:9000"});
@@ -437,7 +438,7 @@ async fn finding_a_502_for_a_malformed_credential_response_quotes_nothing_of_it(
 /// signing e2e, checks it against the pinned botocore) maps back to that bucket and key.
 #[test]
 fn every_url_botocore_forms_maps_back_to_its_bucket_and_key() {
-    use icegate::credentials::s3url::{Endpoint, map};
+    use icegate::core::credentials::s3url::{Endpoint, map};
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/s3-urls.json");
     let entries: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     assert!(entries.len() > 2000, "{}", entries.len());

@@ -10,8 +10,8 @@ pub fn shared_dir(rel: &str) -> PathBuf {
     if shared.is_dir() { shared } else { root.join("tests/data").join(rel) }
 }
 
-pub fn load(yaml: &str) -> icegate::policy::Snapshot {
-    match icegate::policy::load_str("test.yaml", yaml) {
+pub fn load(yaml: &str) -> icegate::core::policy::Snapshot {
+    match icegate::core::policy::load_str("test.yaml", yaml) {
         Ok(l) => l.snapshot,
         Err(e) => panic!("policy does not load:\n{e}"),
     }

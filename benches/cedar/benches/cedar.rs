@@ -47,12 +47,12 @@ use cedar_policy::{
     Authorizer, Context, Decision, Entities, Entity, EntityId, EntityTypeName, EntityUid, Policy, PolicyId, PolicySet,
     Request as CedarRequest, Response, RestrictedExpression,
 };
-use icegate::iceberg::{Namespace, OperationId};
-use icegate::policy::Snapshot;
-use icegate::policy::authorize::{Decision as IcegateDecision, Reason, Request, Verdict, authorize_path};
-use icegate::policy::load::{Source, build, parse};
-use icegate::policy::rules::Rule;
-use icegate::roles::{ActiveRoles, Narrowed, OwnershipMode, Principal, check_user, narrow};
+use icegate::core::iceberg::{Namespace, OperationId};
+use icegate::core::policy::Snapshot;
+use icegate::core::policy::authorize::{Decision as IcegateDecision, Reason, Request, Verdict, authorize_path};
+use icegate::core::policy::load::{Source, build, parse};
+use icegate::core::policy::rules::Rule;
+use icegate::core::roles::{ActiveRoles, Narrowed, OwnershipMode, Principal, check_user, narrow};
 use serde::Deserialize;
 use std::collections::{HashMap, HashSet};
 use std::hint::black_box;

@@ -111,7 +111,7 @@ async fn slow_readers_do_not_hold_the_in_flight_cap() {
         move |r| if r.target.ends_with("/big") { Reply::raw(200, &big) } else { Reply::ok() },
         |c| {
             c.limits.max_in_flight = 2;
-            c.credentials.mode = icegate::credentials::Mode::Passthrough;
+            c.credentials.mode = icegate::core::credentials::Mode::Passthrough;
         },
     )
     .await;
@@ -205,7 +205,7 @@ async fn policy_reloads_during_an_attack_never_let_a_denied_request_through() {
             _ => "version: 1\nmetalake: [broken",
         };
         std::fs::write(&file, text).unwrap();
-        let _ = icegate::reload::reload_now(&shared);
+        let _ = icegate::ops::reload::reload_now(&shared);
         tokio::time::sleep(Duration::from_millis(40)).await;
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);

@@ -178,7 +178,7 @@ fn hex_bytes(s: &str) -> Vec<u8> {
 async fn finding_a_jwks_endpoint_kept_down_fails_closed_after_max_staleness() {
     let server = JwksServer::start(vec![jwk("rsa1.key.pem", "k1")]).await;
     let jwt = icegate::config::JwtIdentity { jwks_cache_secs: 1, jwks_max_stale_secs: 2, ..server.config(1) };
-    icegate::identity::validate_jwt(&jwt).unwrap();
+    icegate::serve::identity::validate_jwt(&jwt).unwrap();
     let c = identity(jwt, vec![Provider::Jwt]);
     let token = sign(Algorithm::RS256, &rsa("rsa1.key.pem"), Some("k1"), &claims(json!({})));
     let unnamed = sign(Algorithm::RS256, &rsa("rsa1.key.pem"), None, &claims(json!({})));
@@ -196,7 +196,7 @@ async fn finding_a_jwks_endpoint_kept_down_fails_closed_after_max_staleness() {
     assert_eq!(who(&c, &token).await.unwrap().user, "alice");
     // and the setting cannot be shorter than the cache period
     let bad = icegate::config::JwtIdentity { jwks_cache_secs: 10, jwks_max_stale_secs: 5, ..server.config(1) };
-    let e = icegate::identity::validate_jwt(&bad).unwrap_err().to_string();
+    let e = icegate::serve::identity::validate_jwt(&bad).unwrap_err().to_string();
     assert!(e.contains("jwks_max_stale_secs"), "{e}");
 }
 

@@ -451,7 +451,7 @@ async fn a_staged_create_relayed_by_one_replica_commits_through_another() {
     let url = up.url("");
     let replica = |store: std::path::PathBuf| {
         crate::fake_upstream::gate(&url, POLICY, move |c| {
-            c.owners.store = Some(icegate::owners::StoreKind::Embedded);
+            c.owners.store = Some(icegate::ops::owners::StoreKind::Embedded);
             c.owners.path = Some(store);
         })
     };

@@ -1,0 +1,148 @@
+//! `icegate serve`: config → first snapshot (fail fast: never serve without a policy) →
+//! upstream client → listener, until SIGTERM or Ctrl-C.
+
+use crate::config::{Config, parse_upstream};
+use crate::serve::forward::Upstream;
+use crate::serve::state::Shared;
+use std::time::Duration;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Config(#[from] crate::config::ConfigError),
+    #[error("policy does not load:\n{0}")]
+    Policy(#[from] crate::core::policy::LoadError),
+    #[error("{0}")]
+    Tls(#[from] crate::net::TlsError),
+    #[error("cannot start the runtime: {0}")]
+    Runtime(std::io::Error),
+    /// DESIGN.md §10: a store that cannot be opened or written at start-up stops icegate.
+    #[error("{0}")]
+    Owners(String),
+    #[error("cannot listen on `{addr}`: {source}")]
+    Listen { addr: std::net::SocketAddr, source: std::io::Error },
+}
+
+pub fn run(config: Config) -> Result<(), RunError> {
+    let url = parse_upstream(config.upstream.url.as_deref().unwrap_or_default())?;
+    let policy = config.policy.clone().ok_or(crate::config::ConfigError::NoPolicy)?;
+    let loaded = crate::core::policy::load_path(&policy)?;
+    for w in &loaded.warnings {
+        tracing::warn!("policy: {w}");
+    }
+    if let Some(w) = crate::serve::identity::simple::network_warning(&config) {
+        tracing::warn!("{w}");
+    }
+    // A candidate that does not load is reported, not fatal: the live policy is what serves.
+    let shadow = config.shadow_policy.as_deref().and_then(|path| match crate::core::policy::load_path(path) {
+        Ok(l) => Some(l.snapshot),
+        Err(e) => {
+            tracing::error!(path = %path.display(), error = %e, "shadow policy does not load");
+            None
+        }
+    });
+    let park = crate::ops::audit::ParkFlush::default();
+    let runtime = runtime(&config.runtime, &park).map_err(RunError::Runtime)?;
+    runtime.block_on(async move {
+        let upstream = Upstream::new(url, &config.upstream)?;
+        let tls = config.tls.as_ref().map(crate::net::server_config).transpose()?;
+        let (listen, admin_listen) = (config.listen, config.admin_listen);
+        let bind = |addr| async move {
+            tokio::net::TcpListener::bind(addr).await.map_err(|source| RunError::Listen { addr, source })
+        };
+        let listener = bind(listen).await?;
+        let admin = bind(admin_listen).await?;
+        let grace = Duration::from_secs(config.shutdown_grace_seconds);
+        let stats = loaded.snapshot.stats();
+        let shared = Shared::with_shadow(config, loaded.snapshot, shadow, upstream);
+        if let Some(why) = shared.owners.startup_error() {
+            return Err(RunError::Owners(owners_hint(why, shared.owners.config().kind())));
+        }
+        shared.audit.batch_until(&park);
+        // A shared ownership store is read before the first request (the embedded one was
+        // read when it opened); unreachable, it is logged, and creates wait for it (503).
+        let read = shared.owners.refresh().await;
+        shared.owners.note(read.is_ok());
+        if let Err(e) = read {
+            tracing::error!(error = %e, "cannot read the ownership store; owners by creation apply once it is reachable");
+        }
+        crate::serve::ownership::publish(&shared);
+        let reachable = crate::serve::admin::probe_once(&shared).await;
+        shared.health.upstream_reachable.store(reachable, std::sync::atomic::Ordering::Relaxed);
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let until_stopped = move || {
+            let mut rx = stopped.clone();
+            async move {
+                let _ = rx.wait_for(|s| *s).await;
+            }
+        };
+        let admin_addr = admin.local_addr().map_or_else(|_| admin_listen.to_string(), |a| a.to_string());
+        let tasks = [
+            tokio::spawn(crate::serve::admin::serve(shared.clone(), admin, until_stopped())),
+            tokio::spawn(crate::serve::admin::probe_upstream(shared.clone(), until_stopped())),
+            tokio::spawn(crate::ops::reload::run(shared.clone(), until_stopped())),
+            tokio::spawn(crate::serve::ownership::run(shared.clone(), until_stopped())),
+        ];
+        tracing::info!(%listen, admin = %admin_addr, upstream = shared.upstream.authority(), policy = %stats, "icegate listening");
+        crate::serve::server::serve_with(shared.clone(), listener, tls, shutdown_signal(), grace).await;
+        let _ = stop.send(true);
+        for task in tasks {
+            let _ = task.await;
+        }
+        shared.audit.flush();
+        tracing::info!("icegate stopped");
+        Ok(())
+    })
+}
+
+/// The start-up error of an ownership store, with the settings that change it.
+fn owners_hint(why: &str, kind: crate::ops::owners::StoreKind) -> String {
+    let setting = match kind {
+        crate::ops::owners::StoreKind::Postgres => "fix `[owners] url` (or `url_file`)",
+        _ => "set `[owners] path` to a file icegate can create and write (its directory must exist)",
+    };
+    format!(
+        "{why}\n{setting}, or set `[owners] store = \"off\"` to run without an ownership store (creators then own nothing)"
+    )
+}
+
+/// The runtime `[runtime]` asks for: one thread runs a current-thread runtime, where a
+/// request's client connection, its upstream connection and its handler are all woken on the
+/// same thread, so no request pays for a thread wake-up. A thread about to sleep first writes
+/// the audit lines of the requests it served (`audit::writer`).
+pub fn runtime(
+    config: &crate::config::Runtime,
+    park: &crate::ops::audit::ParkFlush,
+) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = match config.workers {
+        1 => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    };
+    if config.workers > 1 {
+        builder.worker_threads(config.workers);
+    }
+    let park = park.clone();
+    builder.enable_all().on_thread_park(move || park.flush()).build()
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,163 @@
+use super::*;
+use crate::core::policy::authorize::Scope;
+use serde_json::json;
+
+fn endpoints(public: bool) -> Endpoints {
+    Endpoints {
+        credentials: if public {
+            "https://gate/v1/p/namespaces/db/tables/t/credentials"
+        } else {
+            "v1/p/namespaces/db/tables/t/credentials"
+        }
+        .to_owned(),
+        sign: "v1/p/namespaces/db/tables/t/sign".to_owned(),
+        signer_uri: public.then(|| "https://gate".to_owned()),
+    }
+}
+
+fn minted() -> Minted {
+    Minted {
+        access_key_id: "ASIAMINTED".into(),
+        secret_access_key: "minted-secret".into(),
+        session_token: "minted-token".into(),
+        expiration_ms: 1_700_000_000_000,
+    }
+}
+
+fn map(value: Value) -> Map<String, Value> {
+    value.as_object().cloned().unwrap()
+}
+
+/// Every way an upstream could spell a credential that icegate does not know by name.
+fn upstream_config() -> Map<String, Value> {
+    map(json!({
+        "s3.access-key-id": "AKIA", "s3.secret-access-key": "s", "s3.session-token": "st",
+        "S3.Secret-Access-Key": "mixed-case", "s3.secret-key": "invented", "client.access-key-id": "c",
+        "gcs.oauth2.token": "g", "adls.sas-token.acct": "a", "my.custom.secret": "x", "token": "upstream-token",
+        "client.region": "eu-west-1", "s3.endpoint": "http://minio", "s3.path-style-access": "true",
+        "write.format.default": "parquet", "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+        "client.refresh-credentials-endpoint": "v1/upstream/credentials",
+    }))
+}
+
+#[test]
+fn removing_credentials_keeps_only_known_non_secret_keys() {
+    let e = endpoints(false);
+    let rules = Rules {
+        action: Action::Strip,
+        extra_allowed: &["my.extra".into()],
+        endpoints: &e,
+        minted: None,
+        read_headers: &[],
+    };
+    let mut config = upstream_config();
+    config.insert("my.extra".into(), json!("kept"));
+    rules.config(&mut config);
+    assert_eq!(
+        Value::Object(config),
+        json!({"client.region": "eu-west-1", "s3.endpoint": "http://minio", "s3.path-style-access": "true",
+               "write.format.default": "parquet", "io-impl": "org.apache.iceberg.aws.s3.S3FileIO", "my.extra": "kept"})
+    );
+}
+
+#[test]
+fn kept_credentials_lose_the_token_and_refresh_through_icegate() {
+    let e = endpoints(true);
+    let rules = Rules { action: Action::Keep, extra_allowed: &[], endpoints: &e, minted: None, read_headers: &[] };
+    let mut config = upstream_config();
+    rules.config(&mut config);
+    assert!(!config.contains_key("token"));
+    assert_eq!(config["s3.secret-access-key"], "s");
+    assert_eq!(config["client.refresh-credentials-endpoint"], "https://gate/v1/p/namespaces/db/tables/t/credentials");
+}
+
+#[test]
+fn downscoping_replaces_every_upstream_credential_with_the_minted_ones() {
+    let e = endpoints(false);
+    let m = minted();
+    let rules = Rules {
+        action: Action::Downscope(Scope::Read),
+        extra_allowed: &[],
+        endpoints: &e,
+        minted: Some(&m),
+        read_headers: &[],
+    };
+    let mut config = upstream_config();
+    rules.config(&mut config);
+    assert_eq!(config["s3.access-key-id"], "ASIAMINTED");
+    assert_eq!(config["s3.session-token-expires-at-ms"], "1700000000000");
+    assert_eq!(config["client.refresh-credentials-endpoint"], "v1/p/namespaces/db/tables/t/credentials");
+    for gone in ["S3.Secret-Access-Key", "s3.secret-key", "client.access-key-id", "gcs.oauth2.token", "token"] {
+        assert!(!config.contains_key(gone), "{gone}");
+    }
+    let locations = vec!["s3://b/wh/t".to_owned(), "file:///x".to_owned(), "s3a://b/data".to_owned()];
+    let entries = rules.storage_credentials(vec![entry("s3://b/", "AKIA")], &locations);
+    assert_eq!(entries.iter().map(|e| e.prefix.as_str()).collect::<Vec<_>>(), ["s3://b/wh/t", "s3a://b/data"]);
+    assert!(entries.iter().all(|e| e.config["s3.access-key-id"] == "ASIAMINTED"));
+    let none = Rules { minted: None, ..rules };
+    assert!(none.storage_credentials(vec![entry("s3://b/wh/t", "AKIA")], &locations).is_empty());
+}
+
+fn entry(prefix: &str, key: &str) -> StorageCredential {
+    StorageCredential { prefix: prefix.into(), config: map(json!({"s3.access-key-id": key, "token": "t"})) }
+}
+
+#[test]
+fn storage_credentials_outside_the_table_are_removed_for_every_caller() {
+    let e = endpoints(false);
+    let rules = Rules { action: Action::Keep, extra_allowed: &[], endpoints: &e, minted: None, read_headers: &[] };
+    let locations = table_locations(Some("s3://b/wh/db/t".into()), Some(&map(json!({"write.data.path": "s3://d/x"}))));
+    let kept = rules.storage_credentials(
+        vec![
+            entry("s3://b/", "bucket-root"),
+            entry("s3://b/wh/db/t", "table"),
+            entry("s3a://b/wh/db/t/data", "data"),
+            entry("s3://b/wh/db/t2", "sibling"),
+            entry("s3://d/x/", "data-path"),
+            entry("", "empty"),
+        ],
+        &locations,
+    );
+    let keys: Vec<&str> = kept.iter().map(|e| e.config["s3.access-key-id"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["table", "data", "data-path"]);
+    assert!(kept.iter().all(|e| !e.config.contains_key("token")));
+    let strip = Rules { action: Action::Strip, ..rules };
+    assert!(strip.storage_credentials(vec![entry("s3://b/wh/db/t", "table")], &locations).is_empty());
+    assert!(rules.storage_credentials(vec![entry("s3://b/wh/db/t", "table")], &[]).is_empty());
+}
+
+#[test]
+fn signer_keys_point_at_the_tables_sign_endpoint_of_icegate() {
+    for public in [false, true] {
+        let e = endpoints(public);
+        let rules = Rules { action: Action::Strip, extra_allowed: &[], endpoints: &e, minted: None, read_headers: &[] };
+        let mut config = map(json!({"s3.remote-signing-enabled": "true", "s3.signer.uri": "http://upstream",
+                                    "s3.signer.endpoint": "v1/aws/s3/sign", "signer.uri": "http://upstream"}));
+        rules.config(&mut config);
+        assert_eq!(config["s3.signer.endpoint"], "v1/p/namespaces/db/tables/t/sign");
+        assert_eq!(config["signer.endpoint"], "v1/p/namespaces/db/tables/t/sign");
+        assert_eq!(config.get("s3.signer.uri").and_then(Value::as_str), public.then_some("https://gate"));
+        assert_eq!(config.get("signer.uri").and_then(Value::as_str), public.then_some("https://gate"));
+        // Remote signing with no signer keys would send clients to the legacy endpoint.
+        let mut bare = map(json!({"s3.remote-signing-enabled": "true"}));
+        rules.config(&mut bare);
+        assert_eq!(bare["s3.signer.endpoint"], "v1/p/namespaces/db/tables/t/sign");
+    }
+}
+
+#[test]
+fn locations_are_on_path_boundaries() {
+    assert!(is_under("s3://b/t", "s3://b/t/"));
+    assert!(is_under("s3://b/t/x", "s3a://b/t"));
+    assert!(!is_under("s3://b/t2", "s3://b/t"));
+    assert!(!is_under("s3://b/", "s3://b/t"));
+    assert!(!is_under("anything", ""));
+    assert!(!is_under("relative/t", "relative"));
+    assert_eq!(
+        table_locations(
+            Some("s3://b/t".into()),
+            Some(&map(json!({"write.metadata.path": "s3://b/t", "write.data.path": ""})))
+        ),
+        ["s3://b/t"]
+    );
+}

@@ -1,0 +1,221 @@
+//! A credential-bearing response, read once and written back as slices of the upstream's
+//! bytes around the rewritten parts: the `metadata` (megabytes, for a big table) is never
+//! parsed into a tree nor copied.
+
+use super::clean::{Rules, StorageCredential, table_locations};
+use super::envelope::{self, Envelope, EnvelopeError};
+use super::storage::TableStorage;
+use bytes::Bytes;
+use serde_json::{Map, Value};
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// The parts of one response icegate may change.
+#[derive(Debug)]
+pub struct Parsed {
+    body: Bytes,
+    envelope: Envelope,
+    config: Option<Map<String, Value>>,
+    storage: Option<Vec<StorageCredential>>,
+    /// The table's locations, when the response carries its `metadata`.
+    pub locations: Option<Vec<String>>,
+}
+
+impl Parsed {
+    pub fn read(body: Bytes) -> Result<Self, EnvelopeError> {
+        let envelope = Envelope::scan(&body)?;
+        // A list or map the upstream sends as `null` is read as absent (older Lakekeeper).
+        let config: Option<Map<String, Value>> = envelope
+            .member("config")
+            .map(|m| envelope::parse::<Option<_>>(&body, m, "a map of strings"))
+            .transpose()?
+            .flatten();
+        let storage: Option<Vec<StorageCredential>> = envelope
+            .member("storage-credentials")
+            .map(|m| envelope::parse::<Option<_>>(&body, m, "a list of storage credentials"))
+            .transpose()?
+            .flatten();
+        let locations = match envelope.member("metadata") {
+            None => None,
+            Some(_) => {
+                let location: Option<String> = envelope
+                    .metadata_member("location")
+                    .map(|m| envelope::parse(&body, m, "a string"))
+                    .transpose()?
+                    .flatten();
+                let properties: Option<Map<String, Value>> = envelope
+                    .metadata_member("properties")
+                    .map(|m| envelope::parse::<Option<_>>(&body, m, "a map of strings"))
+                    .transpose()?
+                    .flatten();
+                Some(table_locations(location, properties.as_ref()))
+            }
+        };
+        Ok(Self { body, envelope, config, storage, locations })
+    }
+
+    /// The table's storage, when the response carries its `metadata`.
+    pub fn storage(&self) -> Option<TableStorage> {
+        self.locations.clone().map(|locations| TableStorage::new(locations, self.config.as_ref()))
+    }
+
+    /// Whether the upstream vended anything: a `storage-credentials` entry, or a `config` key
+    /// that removal would take away.
+    pub fn vends(&self, rules: &Rules<'_>) -> bool {
+        let stripped = Rules { action: super::Action::Strip, minted: None, ..*rules };
+        let entries = self.storage.as_ref().is_some_and(|s| !s.is_empty());
+        let keys = self.config.as_ref().is_some_and(|c| c.keys().any(|k| k != "token" && !stripped.allowed(k)));
+        entries || keys
+    }
+
+    /// The rewritten body. A member icegate adds (minted credentials where the upstream sent
+    /// none) goes last.
+    pub fn render(self, rules: &Rules<'_>, locations: &[String]) -> Result<Chunks, EnvelopeError> {
+        let mut out = Chunks::default();
+        out.push(Bytes::from_static(b"{"));
+        let mut config = self.config;
+        let mut storage = self.storage;
+        let is_table = self.envelope.member("metadata").is_some();
+        let mut first = true;
+        let mut member = |out: &mut Chunks, bytes: Bytes| {
+            if !std::mem::take(&mut first) {
+                out.push(Bytes::from_static(b","));
+            }
+            out.push(bytes);
+        };
+        for m in &self.envelope.members {
+            match m.key.as_str() {
+                "config" => member(&mut out, rendered("config", &rules_config(rules, config.take()))?),
+                "storage-credentials" => {
+                    let entries = rules.storage_credentials(storage.take().unwrap_or_default(), locations);
+                    member(&mut out, rendered("storage-credentials", &entries)?);
+                }
+                _ => member(&mut out, self.body.slice(m.span.clone())),
+            }
+        }
+        if rules.minted.is_some() {
+            if is_table && self.envelope.member("config").is_none() {
+                member(&mut out, rendered("config", &rules_config(rules, None))?);
+            }
+            if self.envelope.member("storage-credentials").is_none() {
+                member(&mut out, rendered("storage-credentials", &rules.storage_credentials(Vec::new(), locations))?);
+            }
+        }
+        out.push(Bytes::from_static(b"}"));
+        out.finish();
+        Ok(out)
+    }
+}
+
+fn rules_config(rules: &Rules<'_>, config: Option<Map<String, Value>>) -> Map<String, Value> {
+    let mut config = config.unwrap_or_default();
+    rules.config(&mut config);
+    config
+}
+
+fn rendered(key: &str, value: &impl serde::Serialize) -> Result<Bytes, EnvelopeError> {
+    let mut bytes = serde_json::to_vec(key).unwrap_or_default();
+    bytes.push(b':');
+    serde_json::to_writer(&mut bytes, value)
+        .map_err(|_| EnvelopeError::Member { key: key.to_owned(), expected: "JSON icegate can write" })?;
+    Ok(Bytes::from(bytes))
+}
+
+/// Pieces smaller than this are copied together rather than sent as slices of their own:
+/// hyper writes at most 16 queued buffers per `writev`, and a response of many one-byte
+/// separators would cost a second system call (and a second TCP segment) per response.
+const COALESCE_BELOW: usize = 4096;
+
+/// A whole body up to this size is copied into one buffer. hyper writes out its queue as soon
+/// as it holds more than the server's buffer limit (`limits.max_header_bytes`, 16 KiB by
+/// default), so a 20 KB table of three parts went out in two `writev`s (strace); copying 20 KB
+/// costs about a microsecond, a system call and a TCP segment more.
+const ONE_BUFFER_UP_TO: usize = 32 * 1024;
+
+/// A body made of chunks, most of them slices of the upstream's buffer.
+#[derive(Debug, Default)]
+pub struct Chunks {
+    parts: VecDeque<Bytes>,
+    /// Small pieces not yet in `parts`, copied together.
+    pending: Vec<u8>,
+    len: usize,
+}
+
+impl Chunks {
+    fn push(&mut self, bytes: Bytes) {
+        self.len += bytes.len();
+        if bytes.len() < COALESCE_BELOW {
+            self.pending.extend_from_slice(&bytes);
+            return;
+        }
+        self.flush_pending();
+        self.parts.push_back(bytes);
+    }
+
+    fn flush_pending(&mut self) {
+        if !self.pending.is_empty() {
+            self.parts.push_back(Bytes::from(std::mem::take(&mut self.pending)));
+        }
+    }
+
+    /// Ends the body: what is pending becomes its last part, and a small body one buffer.
+    fn finish(&mut self) {
+        let buffers = self.parts.len() + usize::from(!self.pending.is_empty());
+        if buffers > 1 && self.len <= ONE_BUFFER_UP_TO {
+            let mut whole = Vec::with_capacity(self.len);
+            for part in self.parts.drain(..) {
+                whole.extend_from_slice(&part);
+            }
+            whole.append(&mut self.pending);
+            self.parts.push_back(Bytes::from(whole));
+        }
+        self.flush_pending();
+    }
+
+    /// How many buffers the body is written as.
+    pub fn part_count(&self) -> usize {
+        self.parts.len()
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The whole body in one buffer (tests and benchmarks).
+    pub fn concat(&self) -> Vec<u8> {
+        self.parts.iter().flat_map(|b| b.iter().copied()).collect()
+    }
+}
+
+impl hyper::body::Body for Chunks {
+    type Data = Bytes;
+    type Error = crate::serve::forward::BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        let this = self.get_mut();
+        let next = this.parts.pop_front();
+        if let Some(b) = &next {
+            this.len -= b.len();
+        }
+        Poll::Ready(next.map(|b| Ok(hyper::body::Frame::data(b))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        hyper::body::SizeHint::with_exact(self.len as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,455 @@
+//! The stages of the pipeline that need no network, in DESIGN.md §1's order: parse, classify,
+//! narrow, authorize what the path decides, inspect, authorize what the body adds, and the
+//! decisions of the rewrite stage (credential scope, visible list entries). `icegate explain`
+//! and the conformance tests run exactly this; upstream facts (does the object exist, the list
+//! response) are inputs.
+
+use crate::core::iceberg::body::{self, BodyError};
+use crate::core::iceberg::list::{self, ListKind};
+use crate::core::iceberg::names::NameRules;
+use crate::core::iceberg::routes::{self, Classified, Route, RouteOptions};
+use crate::core::iceberg::{Namespace, OperationId, TableIdent};
+use crate::core::policy::Subject;
+use crate::core::policy::authorize::{self, Verdict};
+use crate::core::policy::explain::describe;
+use crate::core::policy::{Scope, Snapshot};
+use crate::core::roles::{self, ActiveRoles, Narrowed, OwnershipMode, Principal};
+use crate::error::Refusal;
+use serde_json::value::RawValue;
+
+/// The inspected-body cap's default (`limits.max_body_bytes`, DESIGN.md §7).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
+
+/// Settings of the listener and process that change a decision.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub base_path: String,
+    pub namespace_separators: Vec<String>,
+    pub max_body_bytes: usize,
+    pub ownership: OwnershipMode,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            base_path: String::new(),
+            namespace_separators: Vec::new(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            ownership: OwnershipMode::Always,
+        }
+    }
+}
+
+/// One request, as far as the offline stages see it.
+#[derive(Clone, Debug)]
+pub struct Input<'a> {
+    pub method: &'a str,
+    /// The raw request target: path and optional query string.
+    pub target: &'a str,
+    pub principal: Principal,
+    /// The raw `X-Gravitino-Active-Roles` value; `None` when absent.
+    pub active_roles: Option<&'a [u8]>,
+    pub body: Option<&'a [u8]>,
+    /// Whether the named object exists upstream (for 403-or-404).
+    pub exists: bool,
+    /// The upstream's list response, for list operations.
+    pub list_response: Option<&'a [u8]>,
+}
+
+/// What icegate would do. `status` 200 means "forwarded".
+#[derive(Debug)]
+pub struct Outcome {
+    pub status: u16,
+    pub operation: Option<OperationId>,
+    /// The narrowed credential scope, for a forwarded credential-bearing operation.
+    pub credential: Option<Scope>,
+    /// Whether the scope was lowered by narrowing (credentials would be stripped, §8).
+    pub narrowing_lowered_scope: bool,
+    pub reason: String,
+    /// Kept list entries, raw, when a list response was given and the request was forwarded.
+    pub visible: Option<Vec<Box<RawValue>>>,
+    /// The active-roles value sent upstream; `None` for no header.
+    pub upstream_active_roles: Option<String>,
+    /// The error response icegate would send, when it answers itself.
+    pub refusal: Option<Refusal>,
+}
+
+impl Outcome {
+    fn refused(operation: Option<OperationId>, refusal: Refusal, reason: String) -> Self {
+        Self {
+            status: refusal.status,
+            operation,
+            credential: None,
+            narrowing_lowered_scope: false,
+            reason,
+            visible: None,
+            upstream_active_roles: None,
+            refusal: Some(refusal),
+        }
+    }
+
+    fn forwarded(operation: OperationId, reason: String) -> Self {
+        Self {
+            status: 200,
+            operation: Some(operation),
+            credential: None,
+            narrowing_lowered_scope: false,
+            reason,
+            visible: None,
+            upstream_active_roles: None,
+            refusal: None,
+        }
+    }
+}
+
+/// A stage that stopped the request: the answer, why (for explain and audit), and the
+/// operation when classification had already named it.
+#[derive(Debug)]
+pub struct Stop {
+    pub refusal: Refusal,
+    pub reason: String,
+    pub operation: Option<OperationId>,
+}
+
+impl Stop {
+    pub fn new(refusal: Refusal, reason: impl Into<String>, operation: Option<OperationId>) -> Self {
+        Self { refusal, reason: reason.into(), operation }
+    }
+
+    pub fn plain(refusal: Refusal, operation: Option<OperationId>) -> Self {
+        let reason = refusal.message.clone();
+        Self { refusal, reason, operation }
+    }
+}
+
+/// Stage `parse`: the canonical path and query, the page token, then the header grammar.
+/// `Ok(None)` is a valid target that names no known route (refused at `classify`).
+/// `unwrap_token` turns a page token the caller sent back into the upstream's, or says it
+/// does not unwrap.
+pub fn parse_stage(
+    snap: &Snapshot,
+    settings: &Settings,
+    method: &str,
+    target: &str,
+    active_roles: Option<&[u8]>,
+    unwrap_token: impl FnOnce(&Route, &str) -> Option<String>,
+) -> Result<(Option<Route>, ActiveRoles), Stop> {
+    let folds = |prefix: Option<&str>| snap.catalog_for_prefix(prefix).is_some_and(|c| snap.folds_names(c));
+    let options = RouteOptions {
+        base_path: &settings.base_path,
+        namespace_separators: &settings.namespace_separators,
+        folding: Some(routes::Folding(&folds)),
+    };
+    let classified = routes::classify(method, target, &options)
+        .map_err(|e| Stop::new(Refusal::from(&e), format!("invalid request target: {e}"), None))?;
+    let mut route = match classified {
+        Classified::Route(r) => Some(r),
+        Classified::Unrecognized => None,
+    };
+    if let Some(r) = &mut route
+        && let Some(token) = r.query.page_token.take()
+    {
+        let Some(upstream) = unwrap_token(r, &token) else {
+            let refusal = Refusal::bad_request(
+                "query parameter `pageToken` is not a page token icegate issued to this caller for this list",
+            );
+            return Err(Stop::plain(refusal, None));
+        };
+        r.query.page_token = Some(upstream);
+    }
+    let header =
+        roles::parse_header(active_roles, settings.ownership).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    Ok((route, header))
+}
+
+/// Stage `classify`: a known route, and the catalog it names.
+pub fn classify_stage<'a>(
+    snap: &'a Snapshot,
+    method: &str,
+    route: Option<&'a Route>,
+) -> Result<(&'a Route, &'a str), Stop> {
+    let Some(route) = route else {
+        return Err(Stop::new(Refusal::unknown_route(method), "the route is not recognized", None));
+    };
+    let catalog =
+        if route.operation.names_catalog() { snap.catalog_for_prefix(route.prefix.as_deref()) } else { Some("") };
+    match (catalog, &route.prefix) {
+        (Some(c), _) => Ok((route, c)),
+        (None, Some(prefix)) => Err(Stop::plain(
+            Refusal::forbidden(format!(
+                "unknown catalog prefix `{prefix}`: icegate accepts only the prefixes its policy lists"
+            )),
+            None,
+        )),
+        (None, None) => Err(Stop::plain(
+            Refusal::forbidden("a catalog prefix is required: the policy sets no `default_catalog`"),
+            None,
+        )),
+    }
+}
+
+/// Stage `narrow`: a known, enabled user, then its held and active roles. `Ok(None)` for
+/// getConfig, which skips the held-roles check.
+pub fn narrow_stage(
+    snap: &Snapshot,
+    settings: &Settings,
+    principal: &Principal,
+    header: &ActiveRoles,
+    op: OperationId,
+) -> Result<Option<Narrowed>, Stop> {
+    let user = roles::check_user(snap, principal).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+    if op == OperationId::GetConfig {
+        return Ok(None);
+    }
+    roles::narrow(snap, principal, user, header, settings.ownership)
+        .map(Some)
+        .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))
+}
+
+/// What the path check decided.
+#[derive(Debug)]
+pub enum PathCheck {
+    /// Go on; the reason so far.
+    Allow(String),
+    /// Denied, unless the upstream says the object does not exist (then 404).
+    AskExistence(String),
+}
+
+/// Stage `authorize what the path decides`.
+pub fn authorize_path_stage(
+    snap: &Snapshot,
+    subject: &Subject<'_>,
+    route: &Route,
+    request: &authorize::Request<'_>,
+) -> Result<PathCheck, Stop> {
+    let decision = authorize::authorize_path(snap, subject, request);
+    let reason = describe(snap, subject, request.catalog, &decision);
+    let op = Some(route.operation);
+    match decision.verdict {
+        Verdict::Allow => Ok(PathCheck::Allow(reason)),
+        Verdict::Deny => Err(Stop::new(Refusal::denied(route), reason, op)),
+        Verdict::NotFound => Err(Stop::new(Refusal::not_found(route), reason, op)),
+        Verdict::DenyUnlessMissing => Ok(PathCheck::AskExistence(reason)),
+    }
+}
+
+/// The answer to an [`PathCheck::AskExistence`], once the upstream was asked.
+pub fn existence_answer(route: &Route, reason: String, missing: bool) -> Stop {
+    if missing {
+        Stop::new(
+            Refusal::not_found(route),
+            format!("{reason}; the upstream says the object does not exist"),
+            Some(route.operation),
+        )
+    } else {
+        Stop::new(
+            Refusal::denied(route),
+            format!("{reason}; the object exists or its existence is unknown"),
+            Some(route.operation),
+        )
+    }
+}
+
+/// Stage `authorize what the body adds`; returns the reason when allowed. `facts` are what
+/// the upstream said that the decision reads (none offline).
+pub fn authorize_body_stage(
+    snap: &Snapshot,
+    subject: &Subject<'_>,
+    route: &Route,
+    request: &authorize::Request<'_>,
+    body: &body::Body,
+    facts: authorize::Facts<'_>,
+) -> Result<String, Stop> {
+    let decision = authorize::authorize_body(snap, subject, request, body, facts);
+    let reason = describe(snap, subject, request.catalog, &decision);
+    if decision.is_allowed() {
+        return Ok(reason);
+    }
+    if let (authorize::Reason::RenameRule { .. }, body::Body::Rename { source, destination }) = (&decision.reason, body)
+    {
+        return Err(Stop::new(
+            Refusal::rename_carries_policy(route.operation, source, destination),
+            reason,
+            Some(route.operation),
+        ));
+    }
+    // The object the body named that failed (a transaction's table, a rename's destination)
+    // is what the caller knows; the path alone may name none.
+    let failed = match &decision.reason {
+        authorize::Reason::Checks(done) => done.last().map(|c| c.object),
+        _ => None,
+    };
+    let refusal = match failed {
+        _ if let body::Body::CreateNamespace { namespace, .. } = body => {
+            Refusal::denied_named(route.operation, &namespace.to_string())
+        }
+        Some(authorize::Object::Table(i) | authorize::Object::View(i) | authorize::Object::TableOrView(i)) => {
+            let mut name = i.namespace.join(".");
+            name.push('.');
+            name.push_str(i.name);
+            Refusal::denied_named(route.operation, &name)
+        }
+        Some(authorize::Object::Namespace(levels)) if !levels.is_empty() => {
+            Refusal::denied_named(route.operation, &levels.join("."))
+        }
+        _ => Refusal::denied(route),
+    };
+    Err(Stop::new(refusal, reason, Some(route.operation)))
+}
+
+/// The objects of a route, for the evaluator.
+pub fn request_of<'a>(route: &'a Route, catalog: &'a str) -> authorize::Request<'a> {
+    authorize::Request {
+        op: route.operation,
+        catalog,
+        namespace: route.namespace.as_ref(),
+        name: route.name.as_deref(),
+        parent: route.query.parent.as_ref(),
+    }
+}
+
+/// Runs the offline stages on `input`; the first failing stage answers (DESIGN.md §5).
+/// Without an ownership store (`explain`, the conformance cases): only the policy's owners.
+pub fn decide(snap: &Snapshot, settings: &Settings, input: &Input<'_>) -> Outcome {
+    decide_with_owners(snap, crate::core::ownership::OwnerIndex::empty(), settings, input)
+}
+
+/// [`decide`] with the ownership store's index merged into the policy's owners (the shadow
+/// decision of a served request).
+pub fn decide_with_owners(
+    snap: &Snapshot,
+    owners: &crate::core::ownership::OwnerIndex,
+    settings: &Settings,
+    input: &Input<'_>,
+) -> Outcome {
+    match run(snap, owners, settings, input) {
+        Ok(outcome) => outcome,
+        Err(stop) => Outcome::refused(stop.operation, stop.refusal, stop.reason),
+    }
+}
+
+fn run(
+    snap: &Snapshot,
+    owners: &crate::core::ownership::OwnerIndex,
+    settings: &Settings,
+    input: &Input<'_>,
+) -> Result<Outcome, Stop> {
+    if routes::is_get_token(input.method, input.target, &settings.base_path) {
+        return Ok(Outcome::forwarded(OperationId::GetToken, "getToken is forwarded before every check".to_owned()));
+    }
+    // explain holds no page-token key, so no token it is given unwraps (DESIGN.md §10).
+    let (route, header) = parse_stage(snap, settings, input.method, input.target, input.active_roles, |_, _| None)?;
+    let (route, catalog) = classify_stage(snap, input.method, route.as_ref())?;
+    let op = route.operation;
+    let Some(narrowed) = narrow_stage(snap, settings, &input.principal, &header, op)? else {
+        return Ok(Outcome::forwarded(op, "getConfig needs only a known, enabled user".to_owned()));
+    };
+    let subject = narrowed.subject(&input.principal.user).with_owners(owners);
+    let request = request_of(route, catalog);
+    let mut reason = match authorize_path_stage(snap, &subject, route, &request)? {
+        PathCheck::Allow(reason) => reason,
+        PathCheck::AskExistence(reason) => return Err(existence_answer(route, reason, !input.exists)),
+    };
+    let rules = name_rules(snap, settings, catalog);
+    let parsed_body =
+        inspect(route, settings, &rules, input.body).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+    if let Some(body) = &parsed_body {
+        let body_reason = authorize_body_stage(snap, &subject, route, &request, body, authorize::Facts::default())?;
+        reason = format!("{reason}; {body_reason}");
+    }
+    // what the rewrite stage would do
+    let mut outcome = Outcome::forwarded(op, reason);
+    outcome.upstream_active_roles = narrowed.upstream_header.clone();
+    if let Some(scope) = authorize::credential_scope(snap, &subject, &request) {
+        outcome.credential = Some(scope.narrowed);
+        outcome.narrowing_lowered_scope = scope.narrowed < scope.unnarrowed;
+    }
+    if let (Some(kind), Some(response)) = (ListKind::for_operation(op), input.list_response) {
+        let mut entries = crate::core::policy::entries::EntryFilter::new(snap, &subject, catalog, kind);
+        let page = list::filter(kind, response, &settings.namespace_separators, |entry| entries.visible(entry))
+            .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+        outcome.visible = Some(page.to_raw_values().map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?);
+    }
+    Ok(outcome)
+}
+
+/// How the names of `catalog` are read (DESIGN.md §2, §7).
+pub fn name_rules<'a>(snap: &Snapshot, settings: &'a Settings, catalog: &str) -> NameRules<'a> {
+    NameRules { separators: &settings.namespace_separators, fold_case: snap.folds_names(catalog) }
+}
+
+/// The inspect stage: a spec body must be present; an inspected body must fit the cap and
+/// parse strictly.
+pub fn inspect(
+    route: &Route,
+    settings: &Settings,
+    rules: &NameRules<'_>,
+    bytes: Option<&[u8]>,
+) -> Result<Option<body::Body>, BodyError> {
+    let op = route.operation;
+    if !op.has_request_body() {
+        return Ok(None);
+    }
+    let Some(bytes) = bytes else { return Err(BodyError::Missing(op.as_str())) };
+    if bytes.len() > settings.max_body_bytes {
+        return Err(BodyError::TooLarge { limit: settings.max_body_bytes });
+    }
+    if !op.inspects_request_body() {
+        return Ok(None);
+    }
+    body::inspect(route, bytes, rules).map(Some)
+}
+
+/// What the upstream must say before a body's request is forwarded: the tables whose staged
+/// create's commit sets a location (the location the upstream assigned decides whether that is
+/// an explicit location, DESIGN.md §4 updateTable), and the names whose creation could collide
+/// with an object of another kind in the same storage directory ("One name, one kind, one
+/// level"). Offline (`explain`) nothing is asked: no location was assigned, nothing collides.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Questions {
+    pub staged_locations: Vec<TableIdent>,
+    pub collisions: Vec<Collision>,
+}
+
+/// A name a request is about to create, and what must not exist already for it to be created.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Collision {
+    /// A new namespace: no table or view of its parent may have its last level's name.
+    NamespaceOverTableOrView(Namespace),
+    /// A new table or view (or a rename's destination): no child namespace may have its name.
+    ObjectOverNamespace(TableIdent),
+}
+
+/// The questions `body` raises (see [`Questions`]). A staged create's location is asked only
+/// for a caller who may create that table: for anyone else the answer could not change the
+/// decision, and icegate asks by sending a stage-create on the caller's behalf.
+pub fn questions(
+    snap: &Snapshot,
+    subject: &Subject<'_>,
+    request: &authorize::Request<'_>,
+    body: &body::Body,
+) -> Questions {
+    let route_ns = request.namespace;
+    use body::Body as B;
+    let mut q = Questions::default();
+    let in_path = |name: &str| TableIdent::new(route_ns?.clone(), name.to_owned()).ok();
+    let may_create = |t: &TableIdent| authorize::may_create_table(snap, subject, request.catalog, t.namespace.levels());
+    match body {
+        B::CreateNamespace { namespace, .. } if namespace.parent().is_some() => {
+            q.collisions.push(Collision::NamespaceOverTableOrView(namespace.clone()));
+        }
+        B::CreateTable { name, .. } | B::RegisterTable { name } | B::CreateView { name } | B::RegisterView { name } => {
+            q.collisions.extend(in_path(name).map(Collision::ObjectOverNamespace));
+        }
+        B::Rename { destination, .. } => q.collisions.push(Collision::ObjectOverNamespace(destination.clone())),
+        B::UpdateTable(update) if update.asserts_create && !update.set_locations.is_empty() => {
+            q.staged_locations.extend(request.name.and_then(in_path).filter(may_create));
+        }
+        B::CommitTransaction(changes) => {
+            let staged = changes.iter().filter(|c| c.update.asserts_create && !c.update.set_locations.is_empty());
+            q.staged_locations.extend(staged.map(|c| c.identifier.clone()).filter(may_create));
+        }
+        _ => {}
+    }
+    q
+}

@@ -1,0 +1,262 @@
+//! The indexed policy snapshot: immutable once built, so a decision is a handful of lookups.
+//!
+//! Invariants, established by [`crate::core::policy::load`] and relied on by the evaluator:
+//! - every grant on a node is of a privilege grantable on that node's type, so a privilege
+//!   term may scan every node of a chain without filtering by type;
+//! - every `RoleId`, `UserId`, `GroupId` and `NodeId` indexes its vector;
+//! - `Node::grants` is sorted by (privilege, condition, role) with no duplicates;
+//! - `allow_mask`/`deny_mask` have bit `p` set iff the node has an ALLOW/DENY grant of `p`;
+//! - every role list of a user or group is free of duplicates, in the order the policy lists it;
+//! - a node exists for every ancestor of every node (node 0 is the metalake).
+
+use super::model::{Condition, ObjectType, OwnerType, Privilege};
+use rustc_hash::FxHashMap;
+
+macro_rules! id_type {
+    ($name:ident) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(pub(crate) u32);
+
+        impl $name {
+            pub(crate) fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+
+id_type!(RoleId);
+id_type!(UserId);
+id_type!(GroupId);
+id_type!(NodeId);
+
+/// The metalake's node.
+pub const ROOT: NodeId = NodeId(0);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Grant {
+    pub privilege: Privilege,
+    pub condition: Condition,
+    pub role: RoleId,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Owner {
+    pub kind: OwnerType,
+    pub name: Box<str>,
+}
+
+/// One securable object that the policy mentions (directly or as an ancestor).
+#[derive(Debug, Default)]
+pub struct Node {
+    pub kind: Option<ObjectType>,
+    pub full_name: Box<str>,
+    pub grants: Vec<Grant>,
+    pub allow_mask: u64,
+    pub deny_mask: u64,
+    pub owner: Option<Owner>,
+    /// Catalogs under the metalake; schemas (next level) under a catalog or schema.
+    pub children: FxHashMap<Box<str>, NodeId>,
+    pub tables: FxHashMap<Box<str>, NodeId>,
+    pub views: FxHashMap<Box<str>, NodeId>,
+    pub functions: FxHashMap<Box<str>, NodeId>,
+}
+
+impl Node {
+    /// The grants of `privilege` with `condition`, as a sorted slice.
+    pub fn grants_of(&self, privilege: Privilege, condition: Condition) -> &[Grant] {
+        let mask = match condition {
+            Condition::Allow => self.allow_mask,
+            Condition::Deny => self.deny_mask,
+        };
+        if mask & privilege_bit(privilege) == 0 {
+            return &[];
+        }
+        let start = self.grants.partition_point(|g| (g.privilege, g.condition) < (privilege, condition));
+        let rest = self.grants.get(start..).unwrap_or_default();
+        let len = rest.iter().take_while(|g| g.privilege == privilege && g.condition == condition).count();
+        rest.get(..len).unwrap_or_default()
+    }
+}
+
+/// Bit `p` of a node's masks. Every privilege has a bit of the 64.
+pub(crate) fn privilege_bit(p: Privilege) -> u64 {
+    1u64 << (p as u32)
+}
+
+const _: () = assert!(Privilege::ALL.len() <= 64, "a node's masks hold one bit per privilege in a u64");
+
+/// Operator-set narrowing of a user or group (DESIGN.md §5).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Narrowing {
+    pub default_active_roles: Option<Vec<RoleId>>,
+    pub max_active_roles: Option<Vec<RoleId>>,
+    pub blocked_roles: Vec<RoleId>,
+}
+
+impl Narrowing {
+    pub fn is_set(&self) -> bool {
+        self.default_active_roles.is_some() || self.max_active_roles.is_some() || !self.blocked_roles.is_empty()
+    }
+}
+
+#[derive(Debug)]
+pub struct Role {
+    pub name: Box<str>,
+}
+
+#[derive(Debug)]
+pub struct User {
+    pub name: Box<str>,
+    pub enabled: bool,
+    pub roles: Vec<RoleId>,
+    pub groups: Vec<GroupId>,
+    pub narrowing: Narrowing,
+}
+
+#[derive(Debug)]
+pub struct Group {
+    pub name: Box<str>,
+    pub roles: Vec<RoleId>,
+    pub narrowing: Narrowing,
+}
+
+/// Counts shown by `icegate check` (DESIGN.md §10).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub users: usize,
+    pub groups: usize,
+    pub roles: usize,
+    pub allow: usize,
+    pub deny: usize,
+    pub owners: usize,
+}
+
+impl std::fmt::Display for Stats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "users: {}, groups: {}, roles: {}, grants: {} (allow {}, deny {}), owners: {}",
+            self.users,
+            self.groups,
+            self.roles,
+            self.allow + self.deny,
+            self.allow,
+            self.deny,
+            self.owners
+        )
+    }
+}
+
+/// A validated, indexed policy. Built only by [`crate::core::policy::load`].
+#[derive(Debug)]
+pub struct Snapshot {
+    pub(crate) metalake: Box<str>,
+    pub(crate) default_catalog: Option<Box<str>>,
+    pub(crate) require_known_user: bool,
+    /// `catalogs` entries: literal decoded prefix → catalog name.
+    pub(crate) prefixes: FxHashMap<Box<str>, Box<str>>,
+    /// Whether the policy has a `catalogs` list, which is then the complete list of prefixes.
+    pub(crate) strict_prefixes: bool,
+    /// Catalogs declared `case_sensitive: false`; every name of the policy in them is lower case.
+    pub(crate) folding_catalogs: rustc_hash::FxHashSet<Box<str>>,
+    pub(crate) roles: Vec<Role>,
+    pub(crate) role_ids: FxHashMap<Box<str>, RoleId>,
+    pub(crate) users: Vec<User>,
+    pub(crate) user_ids: FxHashMap<Box<str>, UserId>,
+    pub(crate) groups: Vec<Group>,
+    pub(crate) group_ids: FxHashMap<Box<str>, GroupId>,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) stats: Stats,
+    pub(crate) hash: String,
+}
+
+impl Snapshot {
+    pub fn metalake(&self) -> &str {
+        &self.metalake
+    }
+
+    pub fn require_known_user(&self) -> bool {
+        self.require_known_user
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// `sha256:` + hex SHA-256 of the policy files' bytes in load order (DESIGN.md §9).
+    pub fn hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// The catalog a request's `{prefix}` names: a `catalogs` mapping, else (when the policy has
+    /// no `catalogs` list) the prefix itself; no prefix means `default_catalog` (DESIGN.md §2).
+    /// `None`: the request names no catalog icegate accepts.
+    pub fn catalog_for_prefix<'a>(&'a self, prefix: Option<&'a str>) -> Option<&'a str> {
+        match prefix {
+            None => self.default_catalog.as_deref(),
+            Some(p) => match self.prefixes.get(p) {
+                Some(name) => Some(name),
+                // an upstream may answer to aliases of a listed prefix (Nessie's `main` for
+                // `main|warehouse`), which would otherwise be read as another catalog
+                None if self.strict_prefixes => None,
+                None => Some(p),
+            },
+        }
+    }
+
+    /// Whether `catalog` folds names to lower case (`case_sensitive: false`, DESIGN.md §2).
+    pub fn folds_names(&self, catalog: &str) -> bool {
+        !self.folding_catalogs.is_empty() && self.folding_catalogs.contains(catalog)
+    }
+
+    pub fn user_id(&self, name: &str) -> Option<UserId> {
+        self.user_ids.get(name).copied()
+    }
+
+    #[expect(clippy::indexing_slicing, reason = "INVARIANT: every `UserId` indexes its vector (module doc)")]
+    pub fn user(&self, id: UserId) -> &User {
+        &self.users[id.index()]
+    }
+
+    pub fn group_id(&self, name: &str) -> Option<GroupId> {
+        self.group_ids.get(name).copied()
+    }
+
+    #[expect(clippy::indexing_slicing, reason = "INVARIANT: every `GroupId` indexes its vector (module doc)")]
+    pub fn group(&self, id: GroupId) -> &Group {
+        &self.groups[id.index()]
+    }
+
+    pub fn role_id(&self, name: &str) -> Option<RoleId> {
+        self.role_ids.get(name).copied()
+    }
+
+    #[expect(clippy::indexing_slicing, reason = "INVARIANT: every `RoleId` indexes its vector (module doc)")]
+    pub fn role_name(&self, id: RoleId) -> &str {
+        &self.roles[id.index()].name
+    }
+
+    #[expect(clippy::indexing_slicing, reason = "INVARIANT: every `NodeId` indexes its vector (module doc)")]
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+
+    /// While the snapshot is built (`policy::build`).
+    #[expect(clippy::indexing_slicing, reason = "INVARIANT: every `NodeId` indexes its vector (module doc)")]
+    pub(crate) fn node_mut(&mut self, id: NodeId) -> &mut Node {
+        &mut self.nodes[id.index()]
+    }
+
+    /// While the snapshot is built (`policy::build`).
+    #[expect(clippy::indexing_slicing, reason = "INVARIANT: every `UserId` indexes its vector (module doc)")]
+    pub(crate) fn user_mut(&mut self, id: UserId) -> &mut User {
+        &mut self.users[id.index()]
+    }
+
+    /// While the snapshot is built (`policy::build`).
+    #[expect(clippy::indexing_slicing, reason = "INVARIANT: every `GroupId` indexes its vector (module doc)")]
+    pub(crate) fn group_mut(&mut self, id: GroupId) -> &mut Group {
+        &mut self.groups[id.index()]
+    }
+}

@@ -1,0 +1,266 @@
+//! Stage `audit`: one JSON line per request (DESIGN.md §10) on stdout or a configured file,
+//! with the keys the contract fixes. Credentials never enter a record: it holds names,
+//! decisions and statuses only.
+
+mod line;
+pub mod objects;
+mod writer;
+
+pub use writer::{ParkFlush, Sink};
+
+use serde::Serialize;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// An object a request named, as `{"type", "fullName"}`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Object {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    #[serde(rename = "fullName")]
+    pub full_name: String,
+}
+
+/// What the stages learned about one request; absent values are written as `null`.
+///
+/// `line::write` writes it by hand, in this field order; the `Serialize` derive is what a test
+/// compares that line with.
+#[derive(Debug, Default, Serialize)]
+pub struct Record {
+    pub ts: String,
+    pub request_id: String,
+    pub user: Option<String>,
+    pub groups: Option<Vec<String>>,
+    pub held_roles: Option<Vec<String>>,
+    pub active_roles: Option<Vec<String>>,
+    pub active_roles_header: Option<String>,
+    pub operation: Option<&'static str>,
+    pub objects: Vec<Object>,
+    /// `allow` when forwarded, `deny` otherwise.
+    pub decision: &'static str,
+    pub status: u16,
+    pub reason: Option<String>,
+    /// What was done to vended credentials: `kept`, `stripped`, `downscoped`, or null.
+    pub credential: Option<&'static str>,
+    pub policy_generation: u64,
+    /// The live policy's content hash (`sha256:...`), beside its generation.
+    pub policy_hash: String,
+    pub upstream_status: Option<u16>,
+    pub duration_ms: f64,
+    /// When the request arrived; not written.
+    #[serde(skip)]
+    pub started: Option<std::time::Instant>,
+    /// Arrival to decision (forward or refuse), for metrics; not written.
+    #[serde(skip)]
+    pub decided_after: Option<std::time::Duration>,
+    /// The upstream's time to headers, for metrics; not written.
+    #[serde(skip)]
+    pub upstream_took: Option<std::time::Duration>,
+    /// List entries removed, for metrics; not written.
+    #[serde(skip)]
+    pub hidden_entries: usize,
+    /// The request body was read (inspected) or handed on (streamed upstream); not written.
+    #[serde(skip)]
+    pub body_taken: bool,
+    /// The request's method and raw target, for the explain hint of a denial; not written
+    /// (the target may carry a page token).
+    #[serde(skip)]
+    pub request: Option<(String, String)>,
+    /// The groups the caller's identity gave, for the explain hint of a denial (which names
+    /// nothing from the policy, so not `groups`, which adds the policy's); not written.
+    #[serde(skip)]
+    pub identity_groups: Vec<String>,
+    /// What the shadow decision needs, when a candidate is configured; not written.
+    #[serde(skip)]
+    pub shadow: Option<crate::ops::shadow::Capture>,
+}
+
+impl Record {
+    /// Marks the moment the request was decided.
+    pub fn decided(&mut self) {
+        if self.decided_after.is_none() {
+            self.decided_after = self.started.map(|s| s.elapsed());
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Audit {
+    writer: Arc<writer::Writer>,
+    /// A per-process prefix and a counter make request ids unique across replicas and restarts.
+    prefix: u64,
+    next: AtomicU64,
+}
+
+impl Audit {
+    pub fn new(sink: Sink) -> Self {
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        Self {
+            writer: Arc::new(writer::Writer::new(sink)),
+            prefix: nanos ^ u64::from(std::process::id()).rotate_left(32),
+            next: AtomicU64::new(0),
+        }
+    }
+
+    /// A fresh record with its id and timestamp.
+    pub fn start(&self, generation: u64, hash: &str) -> Record {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        Record {
+            ts: rfc3339_now(),
+            request_id: request_id(self.prefix, n),
+            decision: "deny",
+            policy_generation: generation,
+            policy_hash: hash.to_owned(),
+            started: Some(std::time::Instant::now()),
+            ..Record::default()
+        }
+    }
+
+    /// Writes `record` as one line, at once or with the batch of this turn of the event loop
+    /// (see `writer`). A failed write is logged, never fatal to the request.
+    pub fn emit(&self, record: &Record) {
+        if self.writer.is_off() {
+            return;
+        }
+        self.writer.add(&line::write(record));
+    }
+
+    /// Batches lines until `park` is flushed (the runtime's thread going idle).
+    pub fn batch_until(&self, park: &ParkFlush) {
+        park.attach(&self.writer);
+    }
+
+    /// Writes every batched line (shutdown).
+    pub fn flush(&self) {
+        self.writer.flush();
+    }
+}
+
+/// Now, as RFC 3339 UTC with milliseconds.
+pub fn rfc3339_now() -> String {
+    rfc3339(SystemTime::now())
+}
+
+/// `t` as RFC 3339 UTC with milliseconds.
+pub fn rfc3339(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // civil-from-days (Howard Hinnant's algorithm)
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    // Written digit by digit: every request's record starts here, and `format!` costs ten
+    // times as much. Years outside 0..=9999 cannot come from a system clock.
+    let mut out = String::with_capacity(24);
+    push_digits(&mut out, year.clamp(0, 9999) as u64, 4);
+    out.push('-');
+    push_digits(&mut out, month as u64, 2);
+    out.push('-');
+    push_digits(&mut out, day as u64, 2);
+    out.push('T');
+    push_digits(&mut out, (rem / 3600) as u64, 2);
+    out.push(':');
+    push_digits(&mut out, (rem % 3600 / 60) as u64, 2);
+    out.push(':');
+    push_digits(&mut out, (rem % 60) as u64, 2);
+    out.push('.');
+    push_digits(&mut out, u64::from(d.subsec_millis()), 3);
+    out.push('Z');
+    out
+}
+
+/// `n` in decimal, zero-padded to `width` digits (the low `width` digits of a larger `n`).
+fn push_digits(out: &mut String, n: u64, width: u32) {
+    for i in (0..width).rev() {
+        let digit = (n / 10u64.pow(i)) % 10;
+        out.push(char::from(b'0' + digit as u8));
+    }
+}
+
+/// `prefix` and `n` as the request id `{prefix:016x}-{n:08x}`, without `format!`.
+fn request_id(prefix: u64, n: u64) -> String {
+    let mut out = String::with_capacity(25);
+    let hex = |out: &mut String, v: u64, digits: u32| {
+        for i in (0..digits).rev() {
+            out.push(crate::core::text::hex_lower((v >> (4 * i)) as u8));
+        }
+    };
+    hex(&mut out, prefix, 16);
+    out.push('-');
+    // `{n:08x}` widens past eight digits for a counter beyond u32: so does this.
+    let digits = (64 - n.leading_zeros()).div_ceil(4).max(8);
+    hex(&mut out, n, digits);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_and_request_ids_are_written_as_format_would() {
+        for (secs, millis) in [(0u64, 0u32), (951_782_400, 7), (1_764_633_600, 999), (4_102_444_799, 123)] {
+            let t = UNIX_EPOCH + std::time::Duration::from_secs(secs) + std::time::Duration::from_millis(millis.into());
+            let ours = rfc3339(t);
+            let d = t.duration_since(UNIX_EPOCH).unwrap();
+            let rem = d.as_secs() % 86_400;
+            let expected =
+                format!("{}T{:02}:{:02}:{:02}.{millis:03}Z", &ours[..10], rem / 3600, rem % 3600 / 60, rem % 60);
+            assert_eq!(ours, expected);
+        }
+        assert_eq!(rfc3339(UNIX_EPOCH + std::time::Duration::from_secs(951_782_400)), "2000-02-29T00:00:00.000Z");
+        assert_eq!(rfc3339(UNIX_EPOCH + std::time::Duration::from_secs(4_102_444_799)), "2099-12-31T23:59:59.000Z");
+        for (prefix, n) in
+            [(0u64, 0u64), (0x1234_abcd, 42), (u64::MAX, u64::from(u32::MAX)), (7, u64::from(u32::MAX) + 1)]
+        {
+            assert_eq!(request_id(prefix, n), format!("{prefix:016x}-{n:08x}"));
+        }
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339() {
+        let ts = rfc3339_now();
+        assert_eq!(ts.len(), 24, "{ts}");
+        assert!(ts.starts_with("20") && ts.ends_with('Z') && &ts[10..11] == "T", "{ts}");
+    }
+
+    #[test]
+    fn a_record_has_every_contract_key() {
+        let audit = Audit::new(Sink::Off);
+        let r = audit.start(3, "sha256:ab");
+        let v: serde_json::Value = serde_json::from_slice(&line::write(&r)).unwrap();
+        for key in [
+            "ts",
+            "request_id",
+            "user",
+            "groups",
+            "held_roles",
+            "active_roles",
+            "active_roles_header",
+            "operation",
+            "objects",
+            "decision",
+            "status",
+            "reason",
+            "credential",
+            "policy_generation",
+            "upstream_status",
+            "duration_ms",
+        ] {
+            assert!(v.get(key).is_some(), "{key}");
+        }
+        assert_eq!(v["decision"], "deny");
+        assert_eq!(v["policy_hash"], "sha256:ab");
+        let written: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(written.len(), 17, "the 16 contract keys, `policy_hash`, and nothing internal: {written:?}");
+        assert_ne!(audit.start(3, "sha256:ab").request_id, r.request_id);
+    }
+}

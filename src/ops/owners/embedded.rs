@@ -1,0 +1,410 @@
+//! The embedded ownership store: one SQLite file (WAL, `synchronous = FULL`, so a commit is
+//! fsync'd before it returns), its schema migrations, and the statements the store runs.
+
+use super::Settlement;
+use super::{Change, Intent, Object, OwnersError};
+use crate::core::ownership::{Kind, Record, Source};
+use crate::core::policy::model::OwnerType;
+use rusqlite::{Connection, OptionalExtension, params};
+use std::path::Path;
+use std::time::Duration;
+
+/// Schema migrations, applied in order; SQLite's `PRAGMA user_version` and PostgreSQL's
+/// `icegate_migrations` say how many have run. The same statements serve both, with `{id}`
+/// standing for each one's auto-numbered key.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: the records and the intents of changes not yet settled
+    "CREATE TABLE owners (
+        object_type TEXT NOT NULL CHECK (object_type IN ('SCHEMA', 'TABLE', 'VIEW')),
+        full_name TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        owner_type TEXT NOT NULL CHECK (owner_type IN ('USER', 'GROUP')),
+        created_at TEXT NOT NULL,
+        source TEXT NOT NULL CHECK (source IN ('creation', 'operator')),
+        PRIMARY KEY (object_type, full_name)
+    );
+    CREATE TABLE intents (
+        id {id},
+        op TEXT NOT NULL CHECK (op IN ('create', 'drop', 'rename')),
+        object_type TEXT NOT NULL,
+        full_name TEXT NOT NULL,
+        path TEXT NOT NULL,
+        to_full_name TEXT,
+        to_path TEXT,
+        user_name TEXT NOT NULL,
+        confirmable BOOLEAN NOT NULL,
+        started_at TEXT NOT NULL
+    );",
+    // 2: a counter every change of `owners` increments, so replicas tell when to re-read
+    "CREATE TABLE owners_generation (n BIGINT NOT NULL);
+    INSERT INTO owners_generation (n) VALUES (0);",
+    // 3: the location the upstream assigned to each caller's stage-create (DESIGN.md §4
+    // updateTable), so that any replica can check the commit of a staged create
+    "CREATE TABLE staged_locations (
+        user_name TEXT NOT NULL,
+        full_name TEXT NOT NULL,
+        location TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        PRIMARY KEY (user_name, full_name)
+    );",
+];
+
+/// The statements of the staged locations, for both stores (SQLite reads `$N` as the N-th
+/// parameter too). Expired rows go when a new one is written; RFC 3339 times of one format
+/// compare as text.
+pub const REMEMBER_STAGED: &str = "INSERT INTO staged_locations (user_name, full_name, location, expires_at)
+     VALUES ($1, $2, $3, $4)
+     ON CONFLICT (user_name, full_name) DO UPDATE SET location = excluded.location, expires_at = excluded.expires_at";
+pub const FORGET_EXPIRED_STAGED: &str = "DELETE FROM staged_locations WHERE expires_at < $1";
+pub const RECALL_STAGED: &str =
+    "SELECT location FROM staged_locations WHERE user_name = $1 AND full_name = $2 AND expires_at > $3";
+
+/// An intent as stored: `[op, object_type, full_name, path, user_name]`, the rename's
+/// destination, and `confirmable`.
+pub fn intent_of(
+    id: i64,
+    [op, kind, full_name, path, user]: [String; 5],
+    to: Option<(String, String)>,
+    confirmable: bool,
+) -> Result<Intent, OwnersError> {
+    let kind = Kind::parse(&kind).ok_or_else(|| OwnersError::Store(format!("stored object type `{kind}`")))?;
+    let object = Object { kind, full_name, path };
+    let change = match (op.as_str(), to) {
+        ("create", _) => Change::Create(object),
+        ("drop", _) => Change::Drop(object),
+        ("rename", Some((full_name, path))) => Change::Rename { from: object, to: Object { kind, full_name, path } },
+        _ => return Err(OwnersError::Store(format!("stored intent {id} is not valid"))),
+    };
+    Ok(Intent { change, user, confirmable })
+}
+
+/// A stored record: `[object_type, full_name, owner, owner_type, created_at, source]`.
+pub fn record_of([kind, full_name, owner, owner_type, created_at, source]: [String; 6]) -> Result<Record, OwnersError> {
+    let bad = |what: &str, v: &str| OwnersError::Store(format!("stored {what} `{v}` is not valid"));
+    Ok(Record {
+        kind: Kind::parse(&kind).ok_or_else(|| bad("object type", &kind))?,
+        full_name,
+        owner,
+        owner_type: OwnerType::parse(&owner_type).ok_or_else(|| bad("owner type", &owner_type))?,
+        created_at,
+        source: Source::parse(&source).ok_or_else(|| bad("source", &source))?,
+    })
+}
+
+/// An open store file.
+#[derive(Debug)]
+pub struct Embedded {
+    conn: Connection,
+}
+
+fn db(e: rusqlite::Error) -> OwnersError {
+    OwnersError::Store(e.to_string())
+}
+
+impl Embedded {
+    /// Opens (creating) the file and brings its schema up to date.
+    pub fn open(path: &Path, busy_timeout: Duration) -> Result<Self, OwnersError> {
+        let open = || -> Result<Self, rusqlite::Error> {
+            let mut conn = Connection::open(path)?;
+            conn.busy_timeout(busy_timeout)?;
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+            conn.pragma_update(None, "synchronous", "FULL")?;
+            let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+            let tx = conn.transaction()?;
+            for (i, sql) in MIGRATIONS.iter().enumerate() {
+                if i64::try_from(i).unwrap_or(i64::MAX) >= version {
+                    tx.execute_batch(&sql.replace("{id}", "INTEGER PRIMARY KEY"))?;
+                }
+            }
+            tx.pragma_update(None, "user_version", MIGRATIONS.len())?;
+            tx.commit()?;
+            Ok(Self { conn })
+        };
+        open().map_err(|e| OwnersError::Open { path: path.display().to_string(), reason: e.to_string() })
+    }
+
+    pub fn records(&self) -> Result<Vec<Record>, OwnersError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT object_type, full_name, owner, owner_type, created_at, source FROM owners")
+            .map_err(db)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                ))
+            })
+            .map_err(db)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (kind, full_name, owner, owner_type, created_at, source) = row.map_err(db)?;
+            out.push(record_of([kind, full_name, owner, owner_type, created_at, source])?);
+        }
+        Ok(out)
+    }
+
+    /// Records the intent durably; returns its id.
+    pub fn begin(&mut self, intent: &Intent, now: &str) -> Result<i64, OwnersError> {
+        let (op, object, to) = match &intent.change {
+            Change::Create(o) => ("create", o, None),
+            Change::Drop(o) => ("drop", o, None),
+            Change::Rename { from, to } => ("rename", from, Some(to)),
+        };
+        self.conn
+            .execute(
+                "INSERT INTO intents (op, object_type, full_name, path, to_full_name, to_path, user_name, confirmable, started_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    op,
+                    object.kind.as_str(),
+                    object.full_name,
+                    object.path,
+                    to.map(|t| t.full_name.as_str()),
+                    to.map(|t| t.path.as_str()),
+                    intent.user,
+                    intent.confirmable,
+                    now
+                ],
+            )
+            .map_err(db)?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// The intents not yet settled that began before `cutoff` (RFC 3339), oldest first.
+    pub fn pending(&self, cutoff: &str) -> Result<Vec<(i64, Intent)>, OwnersError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, op, object_type, full_name, path, to_full_name, to_path, user_name, confirmable
+                 FROM intents WHERE started_at < ?1 ORDER BY id",
+            )
+            .map_err(db)?;
+        let rows = stmt
+            .query_map([cutoff], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, Option<String>>(5)?,
+                    r.get::<_, Option<String>>(6)?,
+                    r.get::<_, String>(7)?,
+                    r.get::<_, bool>(8)?,
+                ))
+            })
+            .map_err(db)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, op, kind, full_name, path, to_name, to_path, user, confirmable) = row.map_err(db)?;
+            out.push((id, intent_of(id, [op, kind, full_name, path, user], to_name.zip(to_path), confirmable)?));
+        }
+        Ok(out)
+    }
+
+    /// Settles an intent in one transaction: applies its change when it happened, and forgets
+    /// the intent either way.
+    pub fn settle(&mut self, id: i64, intent: &Intent, settlement: Settlement, now: &str) -> Result<(), OwnersError> {
+        let tx = self.conn.transaction().map_err(db)?;
+        if let Settlement::Happened { direct } = settlement {
+            match &intent.change {
+                Change::Create(o) => {
+                    // A reconciled create never replaces an owner recorded in the meantime.
+                    let on_conflict = if direct {
+                        "DO UPDATE SET owner = excluded.owner, owner_type = excluded.owner_type,
+                         created_at = excluded.created_at, source = excluded.source"
+                    } else {
+                        "DO NOTHING"
+                    };
+                    tx.execute(
+                        &format!(
+                            "INSERT INTO owners (object_type, full_name, owner, owner_type, created_at, source)
+                             VALUES (?1, ?2, ?3, 'USER', ?4, 'creation') ON CONFLICT (object_type, full_name) {on_conflict}"
+                        ),
+                        params![o.kind.as_str(), o.full_name, intent.user, now],
+                    )
+                    .map_err(db)?;
+                }
+                Change::Drop(o) => {
+                    tx.execute(
+                        "DELETE FROM owners WHERE object_type = ?1 AND full_name = ?2",
+                        params![o.kind.as_str(), o.full_name],
+                    )
+                    .map_err(db)?;
+                }
+                Change::Rename { from, to } => {
+                    tx.execute(
+                        "DELETE FROM owners WHERE object_type = ?1 AND full_name = ?2",
+                        params![to.kind.as_str(), to.full_name],
+                    )
+                    .map_err(db)?;
+                    tx.execute(
+                        "UPDATE owners SET full_name = ?3 WHERE object_type = ?1 AND full_name = ?2",
+                        params![from.kind.as_str(), from.full_name, to.full_name],
+                    )
+                    .map_err(db)?;
+                }
+            }
+        }
+        tx.execute("DELETE FROM intents WHERE id = ?1", params![id]).map_err(db)?;
+        tx.commit().map_err(db)
+    }
+
+    /// `icegate owners set`.
+    pub fn set(&mut self, record: &Record) -> Result<(), OwnersError> {
+        let owner_type = if record.owner_type == OwnerType::User { "USER" } else { "GROUP" };
+        self.conn
+            .execute(
+                "INSERT INTO owners (object_type, full_name, owner, owner_type, created_at, source)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (object_type, full_name) DO UPDATE SET owner = excluded.owner,
+                 owner_type = excluded.owner_type, created_at = excluded.created_at, source = excluded.source",
+                params![
+                    record.kind.as_str(),
+                    record.full_name,
+                    record.owner,
+                    owner_type,
+                    record.created_at,
+                    record.source.as_str()
+                ],
+            )
+            .map(drop)
+            .map_err(db)
+    }
+
+    /// `icegate owners remove`; false when there was no record.
+    pub fn remove(&mut self, kind: Kind, full_name: &str) -> Result<bool, OwnersError> {
+        let n = self
+            .conn
+            .execute("DELETE FROM owners WHERE object_type = ?1 AND full_name = ?2", params![kind.as_str(), full_name])
+            .map_err(db)?;
+        Ok(n > 0)
+    }
+
+    /// `icegate owners forget`; false when there was no such intent.
+    pub fn forget(&mut self, id: i64) -> Result<bool, OwnersError> {
+        Ok(self.conn.execute("DELETE FROM intents WHERE id = ?1", params![id]).map_err(db)? > 0)
+    }
+
+    /// Changes whenever another connection commits to the file.
+    pub fn data_version(&self) -> Result<i64, OwnersError> {
+        self.conn.pragma_query_value(None, "data_version", |r| r.get(0)).map_err(db)
+    }
+
+    /// Records the location a stage-create answer carried, until `expires_at`.
+    pub fn remember_staged(
+        &mut self,
+        user: &str,
+        full_name: &str,
+        location: &str,
+        (now, expires_at): (&str, &str),
+    ) -> Result<(), OwnersError> {
+        let tx = self.conn.transaction().map_err(db)?;
+        tx.execute(FORGET_EXPIRED_STAGED, params![now]).map_err(db)?;
+        tx.execute(REMEMBER_STAGED, params![user, full_name, location, expires_at]).map_err(db)?;
+        tx.commit().map_err(db)
+    }
+
+    /// The location `user`'s stage-create of `full_name` was assigned, unless expired.
+    pub fn recall_staged(&self, user: &str, full_name: &str, now: &str) -> Result<Option<String>, OwnersError> {
+        self.conn.query_row(RECALL_STAGED, params![user, full_name, now], |r| r.get(0)).optional().map_err(db)
+    }
+
+    /// One record's owner.
+    pub fn get(&self, kind: Kind, full_name: &str) -> Result<Option<String>, OwnersError> {
+        self.conn
+            .query_row(
+                "SELECT owner FROM owners WHERE object_type = ?1 AND full_name = ?2",
+                params![kind.as_str(), full_name],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(db)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(name: &str) -> Object {
+        Object {
+            kind: Kind::Table,
+            full_name: format!("prod.s.{name}"),
+            path: format!("/v1/namespaces/s/tables/{name}"),
+        }
+    }
+
+    fn create(name: &str, user: &str) -> Intent {
+        Intent { change: Change::Create(table(name)), user: user.into(), confirmable: true }
+    }
+
+    #[test]
+    fn staged_locations_are_recalled_per_user_and_table_until_they_expire() {
+        let dir = std::env::temp_dir().join(format!("icegate-embedded-staged-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut store = Embedded::open(&dir.join("owners.db"), Duration::from_millis(100)).unwrap();
+        let (t0, t1, t2) = ("2026-12-03T10:00:00.000Z", "2026-12-03T11:00:00.000Z", "2026-12-03T12:00:00.000Z");
+        store.remember_staged("carl", "prod.sales.t", "s3://lake/sales/t", (t0, t1)).unwrap();
+        assert_eq!(store.recall_staged("carl", "prod.sales.t", t0).unwrap().as_deref(), Some("s3://lake/sales/t"));
+        assert_eq!(store.recall_staged("dora", "prod.sales.t", t0).unwrap(), None);
+        assert_eq!(store.recall_staged("carl", "prod.sales.u", t0).unwrap(), None);
+        assert_eq!(store.recall_staged("carl", "prod.sales.t", t2).unwrap(), None, "expired");
+        // a second stage-create of the same table replaces the first
+        store.remember_staged("carl", "prod.sales.t", "s3://lake/sales/t-2", (t0, t2)).unwrap();
+        assert_eq!(store.recall_staged("carl", "prod.sales.t", t1).unwrap().as_deref(), Some("s3://lake/sales/t-2"));
+        // expired rows go when another is written
+        let t3 = "2026-12-03T13:00:00.000Z";
+        store.remember_staged("dora", "prod.sales.v", "s3://lake/sales/v", (t3, t3)).unwrap();
+        let rows: i64 = store.conn.query_row("SELECT count(*) FROM staged_locations", [], |r| r.get(0)).unwrap();
+        assert_eq!(rows, 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn intents_settle_into_records_and_migrations_run_once() {
+        let dir = std::env::temp_dir().join(format!("icegate-embedded-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("owners.db");
+        let mut store = Embedded::open(&path, Duration::from_millis(100)).unwrap();
+        let now = "2026-12-02T13:45:00.000Z";
+        let a = store.begin(&create("t", "alice"), now).unwrap();
+        assert_eq!(store.pending("9999").unwrap().len(), 1);
+        assert!(store.pending("2000").unwrap().is_empty(), "younger than the cutoff");
+        store.settle(a, &create("t", "alice"), Settlement::Happened { direct: true }, now).unwrap();
+        assert_eq!(store.get(Kind::Table, "prod.s.t").unwrap().as_deref(), Some("alice"));
+        // a reconciled create never replaces a recorded owner; a direct one does
+        let b = store.begin(&create("t", "bob"), now).unwrap();
+        store.settle(b, &create("t", "bob"), Settlement::Happened { direct: false }, now).unwrap();
+        assert_eq!(store.get(Kind::Table, "prod.s.t").unwrap().as_deref(), Some("alice"));
+        // a rename moves the record, replacing a stale one at the destination
+        store.set(&Record { full_name: "prod.s.u".into(), ..store.records().unwrap()[0].clone() }).unwrap();
+        let rename = Intent {
+            change: Change::Rename { from: table("t"), to: table("u") },
+            user: "alice".into(),
+            confirmable: false,
+        };
+        let r = store.begin(&rename, now).unwrap();
+        store.settle(r, &rename, Settlement::Happened { direct: true }, now).unwrap();
+        assert_eq!(store.records().unwrap().len(), 1);
+        assert_eq!(store.get(Kind::Table, "prod.s.u").unwrap().as_deref(), Some("alice"));
+        // what did not happen changes nothing, and the intent is gone either way
+        let drop_u = Intent { change: Change::Drop(table("u")), user: "alice".into(), confirmable: false };
+        let d = store.begin(&drop_u, now).unwrap();
+        store.settle(d, &drop_u, Settlement::DidNotHappen, now).unwrap();
+        assert!(store.get(Kind::Table, "prod.s.u").unwrap().is_some());
+        assert!(store.pending("9999").unwrap().is_empty());
+        drop(store);
+        // reopening runs no migration twice and keeps the records
+        let store = Embedded::open(&path, Duration::from_millis(100)).unwrap();
+        assert_eq!(store.records().unwrap().len(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

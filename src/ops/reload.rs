@@ -1,0 +1,242 @@
+//! The one reload path (DESIGN.md §9): a change of the policy or shadow path, SIGHUP and the
+//! poll interval all send a trigger; one task debounces them, loads off the request path and
+//! publishes the new decision state with one `store`. A policy that fails to load leaves the
+//! last good one serving.
+
+use crate::core::policy::Snapshot;
+use crate::core::policy::load::{LoadError, content_hash, load_sources, read_sources};
+use crate::serve::state::{DecisionState, Shared};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// What one reload did.
+#[derive(Debug)]
+pub enum Outcome {
+    Reloaded {
+        generation: u64,
+    },
+    /// Only the shadow candidate changed.
+    ShadowReloaded,
+    Unchanged,
+    Failed(String),
+}
+
+/// Loads the policy (and shadow) again and publishes it if it changed. Blocking: run it off
+/// the request path. Callers serialize reloads (the reload task is the only one in serving).
+pub fn reload_now(shared: &Shared) -> Outcome {
+    let Some(policy) = shared.config.policy.as_deref() else { return Outcome::Failed("no policy path".into()) };
+    let current = shared.state.load_full();
+    let live = match load_if_changed(policy, &current.snapshot) {
+        Ok(live) => live,
+        Err(e) => return failed(shared, "policy", policy, &e),
+    };
+    let shadow = match (&shared.config.shadow_policy, &current.shadow) {
+        (None, _) => None,
+        (Some(path), Some(old)) => match load_if_changed(path, old) {
+            Ok(new) => new.map(Some),
+            Err(e) => {
+                // The live policy is unaffected; the candidate under review stays as it was.
+                tracing::error!(path = %path.display(), error = %e, "shadow policy does not load; the previous candidate stays");
+                shared.metrics.reload("shadow_failure");
+                None
+            }
+        },
+        (Some(path), None) => match read_sources(path).and_then(load_sources) {
+            Ok(loaded) => Some(Some(Arc::new(loaded.snapshot))),
+            Err(e) => {
+                tracing::error!(path = %path.display(), error = %e, "shadow policy does not load");
+                shared.metrics.reload("shadow_failure");
+                None
+            }
+        },
+    };
+    shared.health.stale.store(false, Ordering::Relaxed);
+    shared.metrics.stale.set(0);
+    if live.is_none() && shadow.is_none() {
+        shared.metrics.reload("unchanged");
+        return Outcome::Unchanged;
+    }
+    let generation = current.generation + u64::from(live.is_some());
+    let next = DecisionState {
+        snapshot: live.clone().unwrap_or_else(|| Arc::clone(&current.snapshot)),
+        generation,
+        loaded_at: if live.is_some() { std::time::SystemTime::now() } else { current.loaded_at },
+        shadow: shadow.unwrap_or_else(|| current.shadow.clone()),
+        owners: Arc::clone(&current.owners),
+        owners_version: current.owners_version,
+    };
+    let hash = next.snapshot.hash().to_owned();
+    // The ownership index may have changed since `current` was read: keep the latest one.
+    shared.state.rcu(|latest| DecisionState {
+        owners: Arc::clone(&latest.owners),
+        owners_version: latest.owners_version,
+        ..next.clone()
+    });
+    if live.is_some() {
+        shared.metrics.reload("success");
+        shared.metrics.generation.set(i64::try_from(generation).unwrap_or(i64::MAX));
+        tracing::info!(generation, %hash, "policy reloaded");
+        Outcome::Reloaded { generation }
+    } else {
+        shared.metrics.reload("shadow_success");
+        tracing::info!("shadow policy reloaded");
+        Outcome::ShadowReloaded
+    }
+}
+
+/// The snapshot at `path` when its content differs from `current`'s, else `None`.
+fn load_if_changed(path: &Path, current: &Snapshot) -> Result<Option<Arc<Snapshot>>, LoadError> {
+    let sources = read_sources(path)?;
+    if content_hash(&sources) == current.hash() {
+        return Ok(None);
+    }
+    let loaded = load_sources(sources)?;
+    for w in &loaded.warnings {
+        tracing::warn!("policy: {w}");
+    }
+    Ok(Some(Arc::new(loaded.snapshot)))
+}
+
+fn failed(shared: &Shared, what: &str, path: &Path, e: &LoadError) -> Outcome {
+    tracing::error!(path = %path.display(), error = %e, "{what} does not load; the last good policy stays");
+    shared.health.stale.store(true, Ordering::Relaxed);
+    shared.metrics.stale.set(1);
+    shared.metrics.reload("failure");
+    Outcome::Failed(e.to_string())
+}
+
+/// Runs the reload task until `shutdown`: triggers from the watch, SIGHUP and the poll
+/// interval, debounced, each followed by one [`reload_now`].
+pub async fn run(shared: Arc<Shared>, shutdown: impl Future<Output = ()>) {
+    let (tx, mut rx) = mpsc::channel::<&'static str>(64);
+    let reload = shared.config.reload.clone();
+    // Kept alive for the task's lifetime: dropping the watcher stops the watch.
+    let _watcher = if reload.watch { watch(&shared, tx.clone()) } else { None };
+    spawn_sighup(tx.clone());
+    if reload.poll_seconds > 0 {
+        let tx = tx.clone();
+        let every = Duration::from_secs(reload.poll_seconds);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                if tx.send("poll").await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    drop(tx);
+    let debounce = Duration::from_millis(reload.debounce_ms);
+    tokio::pin!(shutdown);
+    loop {
+        let trigger = tokio::select! {
+            () = &mut shutdown => return,
+            t = rx.recv() => match t { Some(t) => t, None => return },
+        };
+        // A burst of events (an editor's save, a ConfigMap swap) becomes one reload.
+        tokio::time::sleep(debounce).await;
+        while rx.try_recv().is_ok() {}
+        tracing::debug!(trigger, "reloading the policy");
+        let shared = Arc::clone(&shared);
+        let _ = tokio::task::spawn_blocking(move || reload_now(&shared)).await;
+    }
+}
+
+/// Watches the directories holding the policy and shadow paths. A directory, not the file:
+/// a ConfigMap update swaps the `..data` symlink, which a watch on the old file's inode never
+/// sees. Only events on what a load reads (or on a ConfigMap's `..` entries) trigger: other
+/// files in the directory — an audit log written beside the policy, an editor's swap file —
+/// would otherwise wake the reload task on every write.
+fn watch(shared: &Shared, tx: mpsc::Sender<&'static str>) -> Option<notify::RecommendedWatcher> {
+    use notify::Watcher;
+    let paths: Vec<PathBuf> =
+        [shared.config.policy.clone(), shared.config.shadow_policy.clone()].into_iter().flatten().collect();
+    let targets: Vec<Target> = paths.iter().map(|p| Target::of(p)).collect();
+    let matchers = targets.clone();
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if event.is_ok_and(|e| !e.kind.is_access() && concerns_policy(&e.paths, &matchers)) {
+            let _ = tx.try_send("watch");
+        }
+    })
+    .map_err(|e| tracing::error!(error = %e, "cannot watch the policy; reload with SIGHUP or `reload.poll_seconds`"))
+    .ok()?;
+    let audit_dir = shared.config.audit.file.as_deref().map(watched_dir);
+    for target in &targets {
+        if let Err(e) = watcher.watch(&target.dir, notify::RecursiveMode::NonRecursive) {
+            tracing::error!(path = %target.dir.display(), error = %e, "cannot watch the policy directory");
+        }
+        // The kernel reports every write in a watched directory: filtered here, but only after
+        // the watch thread has woken for it, once per audited request.
+        if audit_dir.as_deref().is_some_and(|d| same_dir(d, &target.dir)) {
+            tracing::warn!(
+                path = %target.dir.display(),
+                "the audit file is in the watched policy directory: every audit line wakes the policy watcher; write it elsewhere"
+            );
+        }
+    }
+    Some(watcher)
+}
+
+/// A watched directory and, for a policy file, the file's name in it.
+#[derive(Clone, Debug)]
+struct Target {
+    dir: PathBuf,
+    file: Option<std::ffi::OsString>,
+}
+
+impl Target {
+    fn of(path: &Path) -> Self {
+        let file = if path.is_dir() { None } else { path.file_name().map(ToOwned::to_owned) };
+        Self { dir: watched_dir(path), file }
+    }
+}
+
+/// Whether an event on `paths` can change what a load reads. An event without paths (the
+/// watcher lost track and asks for a rescan) always does.
+fn concerns_policy(paths: &[PathBuf], targets: &[Target]) -> bool {
+    paths.is_empty()
+        || paths.iter().any(|path| {
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return true };
+            // `..data` and `..<timestamp>` are how a mounted ConfigMap swaps its files.
+            name.starts_with("..")
+                || targets.iter().any(|t| match &t.file {
+                    Some(file) => file.as_os_str() == name,
+                    None => !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml")),
+                })
+        })
+}
+
+/// The directory to watch for `path`: itself when it is one, else its parent.
+fn watched_dir(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        return path.to_owned();
+    }
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    }
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b || a.canonicalize().ok().zip(b.canonicalize().ok()).is_some_and(|(a, b)| a == b)
+}
+
+fn spawn_sighup(tx: mpsc::Sender<&'static str>) {
+    #[cfg(unix)]
+    tokio::spawn(async move {
+        let Ok(mut hup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) else {
+            tracing::warn!("cannot listen for SIGHUP");
+            return;
+        };
+        while hup.recv().await.is_some() {
+            if tx.send("sighup").await.is_err() {
+                return;
+            }
+        }
+    });
+}

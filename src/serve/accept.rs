@@ -1,0 +1,137 @@
+//! Stage `accept`: a request whose body two hops could frame differently is refused, hop-by-hop
+//! headers are removed before anything else is read, and a request that carries two
+//! `Authorization` or `X-Gravitino-Active-Roles` headers is refused, since the two sides could
+//! pick different ones (DESIGN.md §7).
+
+use crate::error::Refusal;
+use http::HeaderMap;
+use http::header::{self, HeaderName};
+
+/// Headers that describe one hop, never the request (RFC 9110 §7.6.1).
+const HOP_BY_HOP: [&str; 9] = [
+    "connection",
+    "keep-alive",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "proxy-connection",
+    "proxy-authorization",
+    "proxy-authenticate",
+];
+
+/// Headers icegate reads or sets itself; a `Connection` header can never remove them, so a
+/// caller cannot hide its credential or role header from icegate while the upstream sees it.
+const PROTECTED: [&str; 3] = ["authorization", "x-gravitino-active-roles", "host"];
+
+/// Removes the hop-by-hop headers, and those `Connection` names (except protected ones).
+pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    // Every request and response passes here and almost none carries a hop-by-hop header:
+    // one look at the names present is cheaper than a removal (a hash) per listed name.
+    if !headers.keys().any(is_hop_by_hop) {
+        return;
+    }
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .filter(|name| !PROTECTED.contains(&name.as_str()))
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    let listed: Vec<HeaderName> = headers.keys().filter(|k| is_hop_by_hop(k)).cloned().collect();
+    for name in listed {
+        headers.remove(name);
+    }
+}
+
+/// A name of [`HOP_BY_HOP`], or any `proxy-` header.
+fn is_hop_by_hop(name: &HeaderName) -> bool {
+    let n = name.as_str();
+    n.starts_with("proxy-") || HOP_BY_HOP.contains(&n)
+}
+
+/// 400, and the connection closed, for a request with both `Content-Length` and
+/// `Transfer-Encoding` (RFC 9112 §6.1): the two hops could frame its body differently, and what
+/// follows it on the connection could be read as another request by one of them. hyper drops
+/// `Content-Length` from such a request, so the connection's bytes tell (`seen_on_connection`,
+/// [`crate::serve::framing`]); the headers are read too, before hop-by-hop removal takes
+/// `Transfer-Encoding` away.
+pub fn check_framing(headers: &HeaderMap, seen_on_connection: bool) -> Result<(), Refusal> {
+    if seen_on_connection
+        || (headers.contains_key(header::CONTENT_LENGTH) && headers.contains_key(header::TRANSFER_ENCODING))
+    {
+        let refusal = Refusal::bad_request(
+            "a request with both `Content-Length` and `Transfer-Encoding` is not accepted (RFC 9112 §6.1)",
+        );
+        return Err(Refusal { close_connection: true, ..refusal });
+    }
+    Ok(())
+}
+
+/// Headers that ask a server to run another method than the request line's (Jersey's
+/// `HttpMethodOverrideFilter`, Spring's and others honour them): icegate authorizes the request
+/// line's method, so an upstream honouring one would run what was never authorized.
+const METHOD_OVERRIDES: [&str; 3] = ["x-http-method-override", "x-http-method", "x-method-override"];
+
+/// 400 when a header icegate decides on appears more than once, or a method override is sent
+/// (in any spelling, `_` for `-` included).
+pub fn check_duplicates(headers: &HeaderMap) -> Result<(), Refusal> {
+    for name in [header::AUTHORIZATION.as_str(), "x-gravitino-active-roles"] {
+        if headers.get_all(name).iter().nth(1).is_some() {
+            let shown = if name == "authorization" { "Authorization" } else { crate::core::roles::HEADER };
+            return Err(Refusal::bad_request(format!("header `{shown}` was sent more than once")));
+        }
+    }
+    for name in headers.keys() {
+        let n = name.as_str();
+        if n.starts_with("x") && n.contains("method") {
+            let folded = n.replace('_', "-");
+            if METHOD_OVERRIDES.contains(&folded.as_str()) {
+                return Err(Refusal::bad_request(format!(
+                    "header `{n}` is not accepted: icegate authorizes the method of the request line"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connection_cannot_remove_what_icegate_reads() {
+        let mut h = HeaderMap::new();
+        h.insert("connection", "close, x-gravitino-active-roles, Authorization, x-custom".parse().unwrap());
+        h.insert("x-gravitino-active-roles", "analyst".parse().unwrap());
+        h.insert("authorization", "Basic Ym9i".parse().unwrap());
+        h.insert("x-custom", "1".parse().unwrap());
+        h.insert("keep-alive", "5".parse().unwrap());
+        h.insert("proxy-foo", "x".parse().unwrap());
+        h.insert("te", "trailers".parse().unwrap());
+        strip_hop_by_hop(&mut h);
+        assert!(h.contains_key("x-gravitino-active-roles"));
+        assert!(h.contains_key("authorization"));
+        for gone in ["x-custom", "keep-alive", "proxy-foo", "te", "connection"] {
+            assert!(!h.contains_key(gone), "{gone}");
+        }
+    }
+
+    #[test]
+    fn two_role_or_credential_headers_are_400() {
+        let mut h = HeaderMap::new();
+        h.append("x-gravitino-active-roles", "a".parse().unwrap());
+        assert!(check_duplicates(&h).is_ok());
+        h.append("x-gravitino-active-roles", "b".parse().unwrap());
+        assert_eq!(check_duplicates(&h).unwrap_err().status, 400);
+        let mut h = HeaderMap::new();
+        h.append("authorization", "Basic a".parse().unwrap());
+        h.append("authorization", "Basic b".parse().unwrap());
+        assert!(check_duplicates(&h).unwrap_err().message.contains("`Authorization`"));
+    }
+}

@@ -1,0 +1,112 @@
+//! The upstream client: pooled keep-alive HTTP/1.1 to the catalog, with the connect and
+//! response timeouts that are always on; failures become 502 and 504 (DESIGN.md §7).
+
+use crate::config::{Upstream as UpstreamConfig, UpstreamUrl};
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use hyper::body::Incoming;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use std::time::Duration;
+use thiserror::Error;
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+/// Bodies icegate sends: streamed through, or its own.
+pub type Body = BoxBody<Bytes, BoxError>;
+
+#[derive(Debug, Error)]
+pub enum ForwardError {
+    #[error("upstream is unreachable: {0}")]
+    Unreachable(String),
+    #[error("upstream did not answer within {0} ms")]
+    Timeout(u64),
+    #[error("cannot build the upstream request: {0}")]
+    Request(String),
+}
+
+impl ForwardError {
+    pub fn status(&self) -> u16 {
+        match self {
+            Self::Timeout(_) => 504,
+            _ => 502,
+        }
+    }
+}
+
+/// The upstream catalog and a pool of connections to it.
+#[derive(Clone, Debug)]
+pub struct Upstream {
+    client: Client<HttpsConnector<HttpConnector>, Body>,
+    url: UpstreamUrl,
+    response_timeout_ms: u64,
+}
+
+impl Upstream {
+    pub fn new(url: UpstreamUrl, config: &UpstreamConfig) -> Result<Self, crate::net::TlsError> {
+        let mut http = HttpConnector::new();
+        http.set_connect_timeout(Some(Duration::from_millis(config.connect_timeout_ms)));
+        http.set_nodelay(true);
+        http.enforce_http(false);
+        let tls = crate::net::client_config(config.ca_file.as_deref())?;
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(60)).build(connector);
+        Ok(Self { client, url, response_timeout_ms: config.response_timeout_ms })
+    }
+
+    /// The upstream URI for a canonical path (after icegate's base path) and query; the scheme
+    /// and authority were parsed once, with the configuration.
+    pub fn uri(&self, path: &str, query: &str) -> Result<http::Uri, ForwardError> {
+        let base = &self.url.base_path;
+        let mut target = String::with_capacity(base.len() + path.len() + query.len() + 1);
+        target.push_str(base);
+        target.push_str(path);
+        if !query.is_empty() {
+            target.push('?');
+            target.push_str(query);
+        }
+        let mut parts = http::uri::Parts::default();
+        parts.scheme = Some(self.url.scheme.clone());
+        parts.authority = Some(self.url.authority.clone());
+        parts.path_and_query = Some(
+            http::uri::PathAndQuery::from_maybe_shared(Bytes::from(target))
+                .map_err(|e| ForwardError::Request(e.to_string()))?,
+        );
+        http::Uri::from_parts(parts).map_err(|e| ForwardError::Request(e.to_string()))
+    }
+
+    pub fn authority(&self) -> &str {
+        self.url.authority.as_str()
+    }
+
+    /// The catalog URI its own clients use: scheme, authority and base path.
+    pub fn catalog_uri(&self) -> String {
+        format!("{}://{}{}", self.url.scheme, self.url.authority, self.url.base_path)
+    }
+
+    /// Sends `request` and waits for the response head within the response timeout.
+    pub async fn send(&self, request: http::Request<Body>) -> Result<http::Response<Incoming>, ForwardError> {
+        let timeout = Duration::from_millis(self.response_timeout_ms);
+        match tokio::time::timeout(timeout, self.client.request(request)).await {
+            Err(_) => Err(ForwardError::Timeout(self.response_timeout_ms)),
+            Ok(Err(e)) => Err(ForwardError::Unreachable(error_chain(&e))),
+            Ok(Ok(response)) => Ok(response),
+        }
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}

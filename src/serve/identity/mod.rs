@@ -1,0 +1,169 @@
+//! Identify the caller (DESIGN.md §6): providers are tried in order; the first that recognizes
+//! the request's credential decides, and a credential that is present but invalid is 401,
+//! never a fall-through to a weaker provider.
+
+mod anonymous;
+mod header;
+mod jwks;
+mod jwt;
+pub mod mtls;
+pub mod simple;
+
+pub use jwt::JwtKeys;
+pub use jwt::validate as validate_jwt;
+
+use crate::config::{Identity, Provider};
+use crate::core::roles::Principal;
+use http::HeaderMap;
+use std::net::IpAddr;
+use thiserror::Error;
+
+/// Why a request is not authenticated (401).
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum IdentityError {
+    #[error("no credential: send `Authorization: Basic ...`{0}")]
+    Missing(&'static str),
+    #[error("invalid credential: {0}")]
+    Invalid(String),
+    #[error("identity headers `{user}` and `{groups}` are accepted only from a trusted peer")]
+    UntrustedPeer { user: String, groups: String },
+}
+
+/// What a provider made of a request.
+enum Recognized {
+    /// Not this provider's kind of credential: try the next.
+    No,
+    Yes(Principal),
+}
+
+/// Who is calling, from the request's headers and peer. Awaits only when a `jwt` token names a
+/// key the JWK set cache does not hold and a refetch is due.
+/// The other end of a connection: its address, and the client certificate the TLS listener
+/// verified, if any (DER).
+#[derive(Clone, Debug)]
+pub struct Peer {
+    pub ip: IpAddr,
+    pub client_cert: Option<std::sync::Arc<Vec<u8>>>,
+    /// Whether the connection sent a head with ambiguous framing ([`crate::serve::framing`]).
+    pub framing: std::sync::Arc<crate::serve::framing::Ambiguity>,
+}
+
+impl Peer {
+    pub fn plain(ip: IpAddr) -> Self {
+        Self { ip, client_cert: None, framing: std::sync::Arc::default() }
+    }
+}
+
+pub async fn identify(config: &Identity, headers: &HeaderMap, peer: &Peer) -> Result<Principal, IdentityError> {
+    // A spoofing attempt is refused whatever the order of the providers (DESIGN.md §6), never
+    // ignored in favour of another credential the request also carries.
+    if config.providers.contains(&Provider::Header) && !config.header.trusted_peers.contains(&peer.ip) {
+        refuse_identity_headers(config, headers)?;
+    }
+    for provider in &config.providers {
+        let outcome = match provider {
+            Provider::Simple => simple::recognize(headers)?,
+            Provider::Header => header::recognize(&config.header, headers, peer.ip)?,
+            Provider::Mtls => mtls::recognize(&config.mtls, peer)?,
+            Provider::Jwt => jwt::recognize(&config.jwt, headers).await?,
+            Provider::Anonymous => anonymous::recognize(headers),
+        };
+        if let Recognized::Yes(principal) = outcome {
+            return Ok(principal);
+        }
+    }
+    // Identity headers from a peer no header provider trusts are refused, not ignored.
+    refuse_identity_headers(config, headers)?;
+    let hint = if config.providers.contains(&Provider::Jwt) { " or `Authorization: Bearer <JWT>`" } else { "" };
+    Err(IdentityError::Missing(hint))
+}
+
+/// 401 when the request carries the `header` provider's user or groups header.
+fn refuse_identity_headers(config: &Identity, headers: &HeaderMap) -> Result<(), IdentityError> {
+    let (user, groups) = (&config.header.user_header, &config.header.groups_header);
+    if headers.contains_key(user.as_str()) || headers.contains_key(groups.as_str()) {
+        return Err(IdentityError::UntrustedPeer { user: user.clone(), groups: groups.clone() });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::HeaderIdentity;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(http::HeaderName::from_bytes(k.as_bytes()).unwrap(), v.parse().unwrap());
+        }
+        h
+    }
+
+    const LOCAL: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+
+    fn config(providers: Vec<Provider>) -> Identity {
+        Identity {
+            providers,
+            header: HeaderIdentity { trusted_peers: vec![LOCAL], ..HeaderIdentity::default() },
+            ..Identity::default()
+        }
+    }
+
+    /// `identify` outside a runtime (no provider here awaits).
+    fn identify(config: &Identity, headers: &HeaderMap, peer: IpAddr) -> Result<Principal, IdentityError> {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(super::identify(config, headers, &Peer::plain(peer)))
+    }
+
+    #[test]
+    fn simple_takes_the_user_before_the_first_colon() {
+        let c = config(vec![Provider::Simple]);
+        // alice:pw:with:colons
+        let p = identify(&c, &headers(&[("authorization", "Basic YWxpY2U6cHc6d2l0aDpjb2xvbnM=")]), LOCAL).unwrap();
+        assert_eq!(p.user, "alice");
+        // "bob" without a colon is the user itself
+        assert_eq!(identify(&c, &headers(&[("authorization", "Basic Ym9i")]), LOCAL).unwrap().user, "bob");
+        for bad in ["Basic !!!", "Basic ", "Basic Og==", "Basic /w=="] {
+            assert!(
+                matches!(identify(&c, &headers(&[("authorization", bad)]), LOCAL), Err(IdentityError::Invalid(_))),
+                "{bad}"
+            );
+        }
+        assert!(matches!(identify(&c, &headers(&[]), LOCAL), Err(IdentityError::Missing(_))));
+        // a bearer token is not a simple credential, and nothing else recognizes it
+        assert!(identify(&c, &headers(&[("authorization", "Bearer None")]), LOCAL).is_err());
+    }
+
+    #[test]
+    fn header_identity_needs_a_trusted_peer() {
+        let c = config(vec![Provider::Header, Provider::Simple]);
+        let h = headers(&[("x-forwarded-user", "carol"), ("x-forwarded-groups", "hr, eng")]);
+        let p = identify(&c, &h, LOCAL).unwrap();
+        assert_eq!((p.user.as_str(), p.groups.clone()), ("carol", vec!["hr".to_owned(), "eng".to_owned()]));
+        let other: IpAddr = "10.0.0.9".parse().unwrap();
+        assert!(matches!(identify(&c, &h, other), Err(IdentityError::UntrustedPeer { .. })));
+        // whatever the order of the providers, and whatever other credential comes with it
+        let c = config(vec![Provider::Simple, Provider::Header]);
+        let h = headers(&[("x-forwarded-groups", "admins"), ("authorization", "Basic Ym9i")]);
+        assert!(matches!(identify(&c, &h, other), Err(IdentityError::UntrustedPeer { .. })));
+        assert_eq!(identify(&c, &h, LOCAL).unwrap().user, "bob", "a trusted hop's headers do not block simple");
+        // a simple-only setup refuses spoofed identity headers outright
+        let c = config(vec![Provider::Simple]);
+        let h = headers(&[("x-forwarded-user", "admin"), ("authorization", "Basic Ym9i")]);
+        assert_eq!(identify(&c, &h, LOCAL).unwrap().user, "bob", "a valid credential decides first");
+        let h = headers(&[("x-forwarded-user", "admin")]);
+        assert!(matches!(identify(&c, &h, LOCAL), Err(IdentityError::UntrustedPeer { .. })));
+    }
+
+    #[test]
+    fn anonymous_only_without_a_credential() {
+        let c = config(vec![Provider::Simple, Provider::Anonymous]);
+        assert_eq!(identify(&c, &headers(&[]), LOCAL).unwrap().user, "anonymous");
+        assert!(identify(&c, &headers(&[("authorization", "Basic !!")]), LOCAL).is_err(), "invalid is never anonymous");
+        assert!(
+            identify(&c, &headers(&[("authorization", "Bearer x")]), LOCAL).is_err(),
+            "an unrecognized credential is not absent"
+        );
+    }
+}

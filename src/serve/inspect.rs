@@ -1,0 +1,82 @@
+//! Stage `inspect`: reads the request body when the operation needs it, bounded, after its
+//! headers say plain JSON; a body over the bound is refused before it is buffered (413).
+
+use crate::core::iceberg::OperationId;
+use crate::core::iceberg::body::{BodyError, check_content_headers};
+use bytes::Bytes;
+use http::HeaderMap;
+use http_body_util::{BodyExt, Limited};
+use hyper::body::{Body as _, Incoming};
+
+/// What the stage leaves for forwarding: the bytes that were authorized, or the stream.
+#[derive(Debug)]
+pub enum RequestBody {
+    Buffered(Bytes),
+    Stream(Incoming),
+}
+
+fn content_length(headers: &HeaderMap) -> Option<u64> {
+    headers.get(http::header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
+}
+
+/// Why the body could not be taken in.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error(transparent)]
+    Body(#[from] BodyError),
+    #[error("request body could not be read: {0}")]
+    Io(String),
+    #[error("request body was not received within {0} ms")]
+    Timeout(u64),
+}
+
+impl ReadError {
+    pub fn refusal(&self) -> crate::error::Refusal {
+        match self {
+            Self::Body(e) => crate::error::Refusal::from(e),
+            Self::Io(_) => crate::error::Refusal::bad_request(self.to_string()),
+            Self::Timeout(_) => crate::error::Refusal::new(408, "RequestTimeoutException", self.to_string()),
+        }
+    }
+}
+
+/// Reads or passes on `body` for `op`; `limit` is `limits.max_body_bytes`, `timeout_ms`
+/// `limits.body_read_timeout_ms` (a body that trickles in is cut off, not waited for).
+pub async fn read(
+    op: OperationId,
+    headers: &HeaderMap,
+    body: Incoming,
+    limit: usize,
+    timeout_ms: u64,
+) -> Result<RequestBody, ReadError> {
+    if op.has_request_body() && body.is_end_stream() {
+        return Err(BodyError::Missing(op.as_str()).into());
+    }
+    if !op.inspects_request_body() {
+        return Ok(RequestBody::Stream(body));
+    }
+    let text = |name| headers.get(name).and_then(|v: &http::HeaderValue| v.to_str().ok());
+    // Two content types are read as one list, which is no media type: the upstream could pick
+    // either (415).
+    let types: Vec<&str> =
+        headers.get_all(http::header::CONTENT_TYPE).iter().map(|v| v.to_str().unwrap_or("(not ASCII)")).collect();
+    if types.len() > 1 {
+        return Err(BodyError::UnsupportedMediaType(crate::core::iceberg::json::quote(&types.join(", "))).into());
+    }
+    check_content_headers(text(http::header::CONTENT_TYPE), text(http::header::CONTENT_ENCODING))?;
+    if content_length(headers).is_some_and(|n| n > limit as u64) {
+        return Err(BodyError::TooLarge { limit }.into());
+    }
+    let collect = Limited::new(body, limit).collect();
+    let collected = tokio::time::timeout(std::time::Duration::from_millis(timeout_ms), collect)
+        .await
+        .map_err(|_| ReadError::Timeout(timeout_ms))?;
+    let collected = collected.map_err(|e| {
+        if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() {
+            ReadError::Body(BodyError::TooLarge { limit })
+        } else {
+            ReadError::Io(e.to_string())
+        }
+    })?;
+    Ok(RequestBody::Buffered(collected.to_bytes()))
+}

@@ -1,0 +1,24 @@
+//! The serving path: the listener (TLS, limits, idle connections), the request pipeline of
+//! DESIGN.md §1 ([`proxy`]) and its stages, the upstream client and the questions only the
+//! upstream can answer, the identity providers, credential vending and signing.
+
+pub mod accept;
+pub mod admin;
+pub mod aws_chain;
+pub mod forward;
+pub mod framing;
+pub mod identity;
+pub mod idle;
+pub mod inspect;
+pub mod observe;
+pub mod outbound;
+pub mod ownership;
+pub mod proxy;
+pub mod rewrite;
+pub mod server;
+pub mod staged;
+pub mod state;
+pub mod sts;
+pub mod tokens;
+pub mod upstream_calls;
+pub mod vending;

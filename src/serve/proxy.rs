@@ -1,0 +1,454 @@
+//! The request path (DESIGN.md §1), top to bottom in one function: accept → identify → parse
+//! → classify → narrow → authorize what the path decides → inspect → authorize what the body
+//! adds → forward → rewrite. The first stage that refuses answers; the decision state is
+//! loaded once and every stage reads that one value.
+
+use crate::core::credentials::Action;
+use crate::core::decide::{self, PathCheck, Stop};
+use crate::core::iceberg::list::ListKind;
+use crate::core::iceberg::routes::{self, Route};
+use crate::core::iceberg::{OperationId, body as iceberg_body};
+use crate::core::policy::authorize;
+use crate::error::{self, Refusal};
+use crate::ops::audit;
+use crate::serve::forward::Body;
+use crate::serve::inspect::{self, RequestBody};
+use crate::serve::outbound::Outbound;
+use crate::serve::state::{DecisionState, Shared};
+use crate::serve::upstream_calls::{self, send, send_to, sign_destination, table_locations, upstream_says_missing};
+use crate::serve::{accept, identity, rewrite, vending};
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Empty, Full};
+use hyper::body::Incoming;
+use std::sync::Arc;
+
+/// Serves one request.
+pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<identity::Peer>) -> Response<Body> {
+    let state = shared.state.load_full();
+    let mut record = shared.audit.start(state.generation, state.snapshot.hash());
+    // An HTTP/1 refusal sent before the request body was read leaves that body on the
+    // connection: hyper then closes it, so the client must be told not to reuse it.
+    let body_pending = request.version() < http::Version::HTTP_2 && !hyper::body::Body::is_end_stream(request.body());
+    if state.shadow.is_some() {
+        record.shadow = Some(crate::ops::shadow::Capture::default());
+    }
+    let response = match pipeline(&shared, &state, request, &peer, &mut record).await {
+        Ok(response) => {
+            record.decision = "allow";
+            response
+        }
+        Err(stop) => {
+            tracing::debug!(status = stop.refusal.status, reason = %stop.reason, "refused");
+            record.decided();
+            record.operation = record.operation.or(stop.operation.map(OperationId::as_str));
+            record.reason = Some(stop.reason);
+            let (method, target) = record.request.clone().unwrap_or_default();
+            let refusal = stop.refusal.with_explain_hint(
+                record.user.as_deref().unwrap_or_default(),
+                &record.identity_groups,
+                record.active_roles_header.as_deref(),
+                &method,
+                &target,
+            );
+            let mut response = error::response(&refusal);
+            if body_pending && !record.body_taken {
+                response.headers_mut().insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            response
+        }
+    };
+    // audit
+    record.status = response.status().as_u16();
+    record.duration_ms = record.started.map_or(0.0, |s| s.elapsed().as_secs_f64() * 1000.0);
+    shared.audit.emit(&record);
+    crate::serve::observe::observe(&shared, &state, &record);
+    response
+}
+
+async fn pipeline(
+    shared: &Shared,
+    state: &DecisionState,
+    request: Request<Incoming>,
+    peer: &identity::Peer,
+    record: &mut audit::Record,
+) -> Result<Response<Body>, Stop> {
+    let snap = &state.snapshot;
+    let settings = &shared.settings;
+    let (mut parts, body) = request.into_parts();
+
+    // accept
+    accept::check_framing(&parts.headers, peer.framing.seen()).map_err(|r| Stop::plain(r, None))?;
+    accept::strip_hop_by_hop(&mut parts.headers);
+    // HTTP/2 always carries `:scheme` and `:authority`, so only an HTTP/1 target can be absolute.
+    if parts.version < http::Version::HTTP_2 && parts.uri.scheme().is_some() {
+        return Err(Stop::plain(Refusal::bad_request("an absolute-form request target is not accepted"), None));
+    }
+    let target = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
+    let method = parts.method.as_str().to_owned();
+    record.request = Some((method.clone(), target.clone()));
+    if let Some(capture) = &mut record.shadow {
+        capture.method.clone_from(&method);
+        capture.target.clone_from(&target);
+    }
+    // getToken is how a client gets the credential that identifies it: recognized right after
+    // hop-by-hop removal, it skips every check (DESIGN.md §4, §5).
+    if routes::is_get_token(&method, &target, &settings.base_path) {
+        record.operation = Some(OperationId::GetToken.as_str());
+        let response = forward_token_request(shared, parts, body).await?;
+        record.upstream_status = Some(response.status().as_u16());
+        return Ok(response);
+    }
+    accept::check_duplicates(&parts.headers).map_err(|r| Stop::plain(r, None))?;
+
+    // identify
+    let principal = identity::identify(&shared.config.identity, &parts.headers, peer)
+        .await
+        .map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    record.user = Some(principal.user.clone());
+    record.groups = Some(principal.groups.clone());
+    record.identity_groups.clone_from(&principal.groups);
+    if let Some(capture) = &mut record.shadow {
+        capture.principal = Some(principal.clone());
+        capture.active_roles = parts.headers.get("x-gravitino-active-roles").map(|v| v.as_bytes().to_vec());
+    }
+
+    // parse
+    let roles_header = parts.headers.get("x-gravitino-active-roles").map(HeaderValue::as_bytes);
+    record.active_roles_header = roles_header.map(|v| String::from_utf8_lossy(v).into_owned());
+    let (route, header) = decide::parse_stage(snap, settings, &method, &target, roles_header, |route, token| {
+        shared.tokens.open(&token_binding(&principal.user, route), token)
+    })?;
+
+    // classify
+    let (route, catalog) = decide::classify_stage(snap, &method, route.as_ref())?;
+    let op = route.operation;
+    record.operation = Some(op.as_str());
+    record.objects = audit::objects::of_path(route, catalog);
+
+    // narrow
+    let narrowed = decide::narrow_stage(snap, settings, &principal, &header, op)?;
+    let Some(narrowed) = narrowed else {
+        // getConfig: only the user check applies; no active set was enforced, so none is sent.
+        let out = Outbound {
+            method: &parts.method,
+            path: &route.canonical_path,
+            query: &route.query.canonical(),
+            user: &principal.user,
+            active_roles: None,
+            strip_delegation: false,
+        };
+        record.decided();
+        let response = send(shared, &parts.headers, &out, Empty::new().map_err(|never| match never {}).boxed()).await?;
+        record.upstream_status = Some(response.status().as_u16());
+        if response.status().is_success() {
+            shared.health.accepted_config_query(out.query);
+        }
+        return rewrite_response(
+            shared,
+            route,
+            None,
+            response,
+            |_| true,
+            FollowUp { caller: &parts.headers, out: &out },
+            record,
+        )
+        .await
+        .map(|(r, _)| r);
+    };
+    let names =
+        |roles: &[crate::core::policy::snapshot::RoleId]| roles.iter().map(|r| snap.role_name(*r).to_owned()).collect();
+    record.groups = Some(narrowed.groups.iter().map(ToString::to_string).collect());
+    record.held_roles = Some(names(&narrowed.held_ordered));
+    record.active_roles = Some(names(&narrowed.active_ordered));
+    let subject = narrowed.subject(&principal.user).with_owners(&state.owners);
+    let request = decide::request_of(route, catalog);
+    let base_out = Outbound {
+        method: &parts.method,
+        path: &route.canonical_path,
+        query: "",
+        user: &principal.user,
+        active_roles: narrowed.upstream_header.as_deref(),
+        strip_delegation: false,
+    };
+
+    // authorize what the path decides (with the lookup step of 403-or-404)
+    match decide::authorize_path_stage(snap, &subject, route, &request)? {
+        PathCheck::Allow(reason) => record.reason = Some(reason),
+        PathCheck::AskExistence(reason) => {
+            let missing = upstream_says_missing(shared, &parts.headers, route).await;
+            if let Some(capture) = &mut record.shadow {
+                capture.exists = Some(!missing);
+            }
+            return Err(decide::existence_answer(route, reason, missing));
+        }
+    }
+
+    // inspect
+    let timeout = shared.config.limits.body_read_timeout_ms;
+    let body = inspect::read(op, &parts.headers, body, settings.max_body_bytes, timeout)
+        .await
+        .map_err(|e| Stop::plain(e.refusal(), Some(op)))?;
+    record.body_taken = true;
+
+    // authorize what the body adds, and where a sign request reaches (DESIGN.md §8)
+    if let (Some(capture), RequestBody::Buffered(bytes)) = (&mut record.shadow, &body) {
+        capture.body = Some(bytes.clone());
+    }
+    // The table a create or register names in its body, for its credentials.
+    let mut body_table: Option<String> = None;
+    // The table a stage-create stages, whose assigned location is remembered from the answer.
+    let mut stage_create: Option<crate::core::iceberg::TableIdent> = None;
+    // Where an authorized sign request goes when not to its table-scoped route (DESIGN.md §8).
+    let mut signer: Option<http::Uri> = None;
+    // The ownership changes the request makes if the upstream carries it out (DESIGN.md §4).
+    let mut ownership = crate::ops::owners::plan::changes(route, catalog, None);
+    if let RequestBody::Buffered(bytes) = &body {
+        let rules = decide::name_rules(snap, settings, catalog);
+        let parsed =
+            iceberg_body::inspect(route, bytes, &rules).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+        record.objects.extend(audit::objects::of_body(route, catalog, &parsed));
+        // what only the upstream knows, asked before the decision that reads it
+        let questions = decide::questions(snap, &subject, &request, &parsed);
+        let asked = (route, catalog);
+        let staged =
+            upstream_calls::staged_locations(shared, &parts.headers, &base_out, asked, &questions.staged_locations)
+                .await;
+        let facts = crate::core::policy::authorize::Facts { staged_locations: &staged };
+        decide::authorize_body_stage(snap, &subject, route, &request, &parsed, facts)?;
+        upstream_calls::check_collisions(shared, &parts.headers, route, &questions.collisions).await?;
+        ownership = crate::ops::owners::plan::changes(route, catalog, Some(&parsed));
+        if let iceberg_body::Body::CreateTable { name, .. } | iceberg_body::Body::RegisterTable { name } = &parsed {
+            body_table = Some(name.clone());
+        }
+        if let iceberg_body::Body::CreateTable { name, stage_create: true, .. } = &parsed {
+            stage_create =
+                route.namespace.clone().and_then(|ns| crate::core::iceberg::TableIdent::new(ns, name.clone()).ok());
+        }
+        if let iceberg_body::Body::SignRequest(sign) = &parsed {
+            let table = vending::table_path(route, None).unwrap_or_default();
+            let lookup = Outbound { path: &table, query: "", strip_delegation: true, ..base_out };
+            signer = sign_destination(shared, &parts.headers, &lookup, sign)
+                .await
+                .map_err(|refusal| Stop::plain(refusal, Some(op)))?;
+        }
+    }
+
+    // forward
+    let action = authorize::credential_scope(snap, &subject, &request).map(|scope| {
+        let service = shared.config.upstream.auth == crate::config::UpstreamAuth::Service;
+        Action::decide(shared.config.credentials.mode, scope, service)
+    });
+    record.credential = action.map(Action::audit);
+    let query = route.query.canonical();
+    let out = Outbound { query: &query, strip_delegation: action.is_some_and(Action::strips_delegation), ..base_out };
+    let upstream_body = match body {
+        RequestBody::Buffered(bytes) => Full::new(bytes).map_err(|never| match never {}).boxed(),
+        RequestBody::Stream(incoming) => incoming.map_err(|e| Box::new(e) as crate::serve::forward::BoxError).boxed(),
+    };
+    // the ownership store's intents are durable before anything is forwarded, else 503
+    let intents = crate::serve::ownership::prepare(shared, &parts.headers, &principal.user, ownership)
+        .await
+        .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+    record.decided();
+    let sent = std::time::Instant::now();
+    let response = send_to(shared, &parts.headers, &out, signer.as_ref(), upstream_body).await;
+    let response = crate::serve::ownership::settle(shared, &parts.headers, intents, response).await?;
+    record.upstream_took = Some(sent.elapsed());
+    record.upstream_status = Some(response.status().as_u16());
+
+    // rewrite
+    let mut entries = ListKind::for_operation(op)
+        .map(|kind| crate::core::policy::entries::EntryFilter::new(snap, &subject, catalog, kind));
+    let visible = |entry: &crate::core::iceberg::list::Entry| entries.as_mut().is_some_and(|f| f.visible(entry));
+    // What vending needs, built only for a credential-bearing operation (most requests are not).
+    let (active_roles, table_name, table_path) = match action {
+        Some(_) => {
+            let object = record.objects.first().map_or("", |o| o.full_name.as_str());
+            let table_name = match &body_table {
+                Some(name) => format!("{object}.{name}"),
+                None => object.to_owned(),
+            };
+            let table_path = vending::table_path(route, body_table.as_deref());
+            (record.active_roles.clone().unwrap_or_default(), table_name, table_path)
+        }
+        None => (Vec::new(), String::new(), None),
+    };
+    let vend = action.zip(table_path.as_deref()).map(|(action, table_path)| Vend {
+        action,
+        table_path,
+        staged: stage_create.as_ref().map(|table| (catalog, table)),
+        caller: vending::Caller {
+            user: &principal.user,
+            active_roles: &active_roles,
+            table: &table_name,
+            asked: asks_for_vended_credentials(&parts.headers),
+        },
+    });
+    let (response, done) = rewrite_response(
+        shared,
+        route,
+        vend,
+        response,
+        visible,
+        FollowUp { caller: &parts.headers, out: &out },
+        record,
+    )
+    .await?;
+    record.credential = done.map(Action::audit).or(record.credential);
+    Ok(response)
+}
+
+/// How the rewrite stage asks the upstream again (further list pages, a table's locations):
+/// with the caller's headers and the forwarded request's settings.
+#[derive(Clone, Copy, Debug)]
+struct FollowUp<'a> {
+    caller: &'a HeaderMap,
+    out: &'a Outbound<'a>,
+}
+
+/// What the rewrite stage does with a credential-bearing response.
+#[derive(Clone, Copy, Debug)]
+struct Vend<'a> {
+    action: Action,
+    /// The table's path after the base path (for a create, the table it creates).
+    table_path: &'a str,
+    /// A stage-create's catalog and table: the location in the answer is remembered.
+    staged: Option<(&'a str, &'a crate::core::iceberg::TableIdent)>,
+    caller: vending::Caller<'a>,
+}
+
+fn asks_for_vended_credentials(headers: &HeaderMap) -> bool {
+    headers
+        .get_all("x-iceberg-access-delegation")
+        .iter()
+        .any(|v| v.to_str().is_ok_and(|v| v.split(',').any(|m| m.trim().eq_ignore_ascii_case("vended-credentials"))))
+}
+
+/// Binds a page token to the caller and the list it came from.
+fn token_binding(user: &str, route: &Route) -> String {
+    let ns = route.namespace.as_ref().map(ToString::to_string).unwrap_or_default();
+    let parent = route.query.parent.as_ref().map(ToString::to_string).unwrap_or_default();
+    format!("{user}\n{}\n{}\n{ns}\n{parent}", route.prefix.as_deref().unwrap_or_default(), route.operation)
+}
+
+/// getToken goes upstream as it came, after hop-by-hop removal (DESIGN.md §4).
+async fn forward_token_request(
+    shared: &Shared,
+    parts: http::request::Parts,
+    body: Incoming,
+) -> Result<Response<Body>, Stop> {
+    let (path, query) = parts.uri.path_and_query().map_or(("/", ""), |pq| (pq.path(), pq.query().unwrap_or_default()));
+    let path = path.strip_prefix(shared.settings.base_path.as_str()).unwrap_or(path);
+    let uri = shared.upstream.uri(path, query).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    let mut request = Request::builder().method(parts.method.clone()).uri(uri);
+    for (name, value) in &parts.headers {
+        if name != http::header::HOST {
+            request = request.header(name, value);
+        }
+    }
+    let request = request
+        .body(body.map_err(|e| Box::new(e) as crate::serve::forward::BoxError).boxed())
+        .map_err(|e| Stop::plain(Refusal::new(502, "BadGatewayException", e.to_string()), None))?;
+    let response = shared.upstream.send(request).await.map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    let (mut head, body) = response.into_parts();
+    if head.status.is_redirection() && head.status != StatusCode::NOT_MODIFIED {
+        return Err(Stop::plain(Refusal::upstream_redirect(head.status.as_u16()), None));
+    }
+    accept::strip_hop_by_hop(&mut head.headers);
+    head.headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(Response::from_parts(head, body.map_err(|e| Box::new(e) as crate::serve::forward::BoxError).boxed()))
+}
+
+/// Stage `rewrite`.
+async fn rewrite_response(
+    shared: &Shared,
+    route: &Route,
+    vend: Option<Vend<'_>>,
+    response: Response<Incoming>,
+    visible: impl FnMut(&crate::core::iceberg::list::Entry) -> bool,
+    follow_up: FollowUp<'_>,
+    record: &mut audit::Record,
+) -> Result<(Response<Body>, Option<Action>), Stop> {
+    let FollowUp { caller, out } = follow_up;
+    let op = route.operation;
+    let (mut head, body) = response.into_parts();
+    accept::strip_hop_by_hop(&mut head.headers);
+    if vend.is_some() || op == OperationId::GetConfig {
+        head.headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    let fail = |e: rewrite::RewriteError| Stop::plain(Refusal::from(&e), Some(op));
+    // A redirect could send the client around icegate; `304 Not Modified` has no body.
+    if head.status.is_redirection() && head.status != StatusCode::NOT_MODIFIED {
+        return Err(Stop::plain(Refusal::upstream_redirect(head.status.as_u16()), Some(op)));
+    }
+    // Every success of an inspected operation is inspected, whatever its 2xx status (an
+    // upstream answering 203 or 206 gets no pass for it, DESIGN.md §7).
+    let success = head.status.is_success();
+    let kind = ListKind::for_operation(op);
+    let rewritten: Option<Bytes> = if head.status.is_client_error() || head.status.is_server_error() {
+        let (bytes, replaced) = rewrite::strip_stack(rewrite::collect(body).await.map_err(fail)?, head.status);
+        if replaced {
+            head.headers.insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        Some(bytes)
+    } else if let (Some(kind), true) = (kind, success) {
+        let first = rewrite::collect(body).await.map_err(fail)?;
+        if let Some(capture) = &mut record.shadow {
+            capture.list_response = Some(first.clone());
+        }
+        let fetch = |token: String, size: Option<u32>| {
+            let mut route = route.clone();
+            route.query.page_token = Some(token);
+            if size.is_some() {
+                route.query.page_size = size;
+            }
+            async move {
+                let query = route.query.canonical();
+                let next = Outbound { query: &query, ..*out };
+                let empty = Empty::new().map_err(|never| match never {}).boxed();
+                let response = send(shared, caller, &next, empty)
+                    .await
+                    .map_err(|s| rewrite::RewriteError::Read(s.refusal.message))?;
+                let status = response.status().as_u16();
+                Ok((status, rewrite::collect(response.into_body()).await?))
+            }
+        };
+        let read = rewrite::ListRead {
+            kind,
+            separators: &shared.settings.namespace_separators,
+            page_size: route.query.page_size,
+            max_pages: shared.config.lists.max_upstream_pages,
+        };
+        let seal = |t: &str| shared.tokens.seal(&token_binding(out.user, route), t);
+        let filtered = rewrite::filter_list(read, first, visible, fetch, seal).await.map_err(fail)?;
+        record.hidden_entries = filtered.hidden;
+        Some(Bytes::from(filtered.body))
+    } else if op == OperationId::GetConfig && success {
+        let bytes = rewrite::collect(body).await.map_err(fail)?;
+        Some(rewrite::clean_config(&bytes, &shared.config).map_err(fail)?)
+    } else if let (Some(vend), true) = (vend, success) {
+        let bytes = rewrite::collect(body).await.map_err(fail)?;
+        if let Some((catalog, table)) = vend.staged
+            && let Some(location) = crate::serve::staged::assigned_location(&bytes)
+        {
+            upstream_calls::remember_staged(shared, vend.caller.user, catalog, table, location).await;
+        }
+        let lookup = Outbound { path: vend.table_path, query: "", strip_delegation: true, ..*out };
+        let locations = || table_locations(shared, caller, &lookup);
+        let (chunks, done) = shared
+            .vending
+            .rewrite(op, bytes, vend.action, vend.caller, vend.table_path, locations)
+            .await
+            .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+        head.headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from(chunks.len()));
+        return Ok((Response::from_parts(head, chunks.boxed()), Some(done)));
+    } else {
+        let passed =
+            Response::from_parts(head, body.map_err(|e| Box::new(e) as crate::serve::forward::BoxError).boxed());
+        return Ok((passed, None));
+    };
+    let bytes = rewritten.unwrap_or_default();
+    head.headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+    Ok((Response::from_parts(head, Full::new(bytes).map_err(|never| match never {}).boxed()), None))
+}

@@ -1,0 +1,119 @@
+//! The locations the upstream assigned to stage-creates (DESIGN.md §4 updateTable): a caller
+//! who may create a table but not place its data may still commit its staged create with the
+//! location the upstream chose for it (Spark's CTAS copies it from the stage-create response),
+//! and with no other. Remembered per caller and table from each stage-create response icegate
+//! relays, for a configured time: here for this replica, and in the ownership store's database
+//! (when there is one) for every replica.
+
+use crate::core::iceberg::TableIdent;
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Bounds the memory; past it, expired entries go, then the oldest half.
+const MAX_REMEMBERED: usize = 10_000;
+
+/// (user, catalog, table) — the table as decided on: folded where its catalog folds names.
+type Key = (String, String, TableIdent);
+
+#[derive(Debug)]
+pub struct StagedLocations {
+    ttl: Duration,
+    remembered: Mutex<FxHashMap<Key, (Instant, String)>>,
+}
+
+impl StagedLocations {
+    pub fn new(ttl: Duration) -> Self {
+        Self { ttl, remembered: Mutex::new(FxHashMap::default()) }
+    }
+
+    /// How long a location is remembered.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// Records the location a stage-create response for `user` carried.
+    pub fn remember(&self, user: &str, catalog: &str, table: &TableIdent, location: String) {
+        let Ok(mut map) = self.remembered.lock() else { return };
+        if map.len() >= MAX_REMEMBERED {
+            let now = Instant::now();
+            map.retain(|_, (at, _)| now.duration_since(*at) < self.ttl);
+            if map.len() >= MAX_REMEMBERED {
+                let mut ages: Vec<Instant> = map.values().map(|(at, _)| *at).collect();
+                ages.sort_unstable();
+                if let Some(median) = ages.get(ages.len() / 2).copied() {
+                    map.retain(|_, (at, _)| *at > median);
+                }
+            }
+        }
+        map.insert((user.to_owned(), catalog.to_owned(), table.clone()), (Instant::now(), location));
+    }
+
+    /// The location the upstream assigned to `user`'s stage-create of `table`, unless expired.
+    pub fn recall(&self, user: &str, catalog: &str, table: &TableIdent) -> Option<String> {
+        let map = self.remembered.lock().ok()?;
+        let (at, location) = map.get(&(user.to_owned(), catalog.to_owned(), table.clone()))?;
+        (at.elapsed() < self.ttl).then(|| location.clone())
+    }
+}
+
+/// The Gravitino full name of `table` in `catalog`, as the ownership store keys objects.
+pub fn full_name(catalog: &str, table: &TableIdent) -> String {
+    format!("{catalog}.{}.{}", table.namespace.schema_name(), table.name)
+}
+
+/// `metadata.location` of a `LoadTableResult` (a stage-create's response); `None` when the
+/// body has none or is not one.
+pub fn assigned_location(body: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Result {
+        metadata: Metadata,
+    }
+    #[derive(Deserialize)]
+    struct Metadata {
+        location: Option<String>,
+    }
+    serde_json::from_slice::<Result>(body).ok()?.metadata.location
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::iceberg::Namespace;
+
+    fn table(name: &str) -> TableIdent {
+        TableIdent::new(Namespace::new(vec!["sales".into()], &[]).unwrap(), name.into()).unwrap()
+    }
+
+    #[test]
+    fn a_location_is_recalled_for_the_same_caller_catalog_and_table_only() {
+        let staged = StagedLocations::new(Duration::from_secs(60));
+        staged.remember("carl", "prod", &table("t"), "s3://lake/sales/t".into());
+        assert_eq!(staged.recall("carl", "prod", &table("t")).as_deref(), Some("s3://lake/sales/t"));
+        assert_eq!(staged.recall("mallory", "prod", &table("t")), None);
+        assert_eq!(staged.recall("carl", "dev", &table("t")), None);
+        assert_eq!(staged.recall("carl", "prod", &table("u")), None);
+        let expired = StagedLocations::new(Duration::ZERO);
+        expired.remember("carl", "prod", &table("t"), "s3://lake/sales/t".into());
+        assert_eq!(expired.recall("carl", "prod", &table("t")), None);
+    }
+
+    #[test]
+    fn the_memory_stays_bounded() {
+        let staged = StagedLocations::new(Duration::from_secs(60));
+        for i in 0..MAX_REMEMBERED + 10 {
+            staged.remember("u", "c", &table(&format!("t{i}")), String::new());
+        }
+        assert!(staged.remembered.lock().unwrap().len() <= MAX_REMEMBERED);
+        assert!(staged.recall("u", "c", &table(&format!("t{}", MAX_REMEMBERED + 9))).is_some(), "the newest stays");
+    }
+
+    #[test]
+    fn the_assigned_location_is_the_metadata_location() {
+        let body = br#"{"metadata-location": null, "metadata": {"format-version": 2, "location": "s3://lake/sales/t"}, "config": {}}"#;
+        assert_eq!(assigned_location(body).as_deref(), Some("s3://lake/sales/t"));
+        assert_eq!(assigned_location(br#"{"metadata": {}}"#), None);
+        assert_eq!(assigned_location(b"[]"), None);
+    }
+}

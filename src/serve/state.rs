@@ -1,0 +1,137 @@
+//! What the serving pipeline shares: the decision state behind one `ArcSwap` (loaded once per
+//! request, so a request never sees two policies), and the process-lifetime pieces.
+
+use crate::config::Config;
+use crate::core::decide::Settings;
+use crate::core::policy::Snapshot;
+use crate::serve::forward::Upstream;
+use crate::serve::tokens::TokenCodec;
+use arc_swap::ArcSwap;
+use std::sync::Arc;
+
+/// Everything a decision reads, as one immutable value. A reload (or a change of the
+/// ownership store) builds a new one and publishes it with one `store`.
+#[derive(Clone, Debug)]
+pub struct DecisionState {
+    pub snapshot: Arc<Snapshot>,
+    /// 1 for the first snapshot, +1 per successful reload.
+    pub generation: u64,
+    pub loaded_at: std::time::SystemTime,
+    /// The shadow candidate (DESIGN.md §9): decided beside `snapshot`, never enforced.
+    pub shadow: Option<Arc<Snapshot>>,
+    /// The ownership store's current index (DESIGN.md §4), merged with the snapshot's owners.
+    pub owners: Arc<crate::core::ownership::OwnerIndex>,
+    /// The version of `owners` (an older index is never published over a newer one).
+    pub owners_version: u64,
+}
+
+/// What `/readyz` reports besides the decision state.
+#[derive(Debug, Default)]
+pub struct Health {
+    /// The last reload failed; an older policy serves.
+    pub stale: std::sync::atomic::AtomicBool,
+    pub upstream_reachable: std::sync::atomic::AtomicBool,
+    /// The query of the last getConfig a client sent that the upstream answered 2xx (e.g.
+    /// `warehouse=lake`), which the readiness probe sends too unless one is configured.
+    pub config_query: std::sync::Mutex<Option<String>>,
+}
+
+impl Health {
+    /// Remembers a getConfig's query that the upstream accepted.
+    pub fn accepted_config_query(&self, query: &str) {
+        if let Ok(mut q) = self.config_query.lock()
+            && q.as_deref() != Some(query)
+        {
+            *q = Some(query.to_owned());
+        }
+    }
+}
+
+/// The serving process's shared pieces.
+#[derive(Debug)]
+pub struct Shared {
+    pub state: ArcSwap<DecisionState>,
+    pub config: Config,
+    pub settings: Settings,
+    pub upstream: Upstream,
+    pub tokens: TokenCodec,
+    /// Keys `Idempotency-Key` per user, so one user's key never replays another's response.
+    pub idempotency_secret: [u8; 32],
+    pub audit: crate::ops::audit::Audit,
+    pub vending: crate::serve::vending::Vending,
+    pub health: Health,
+    pub metrics: crate::ops::metrics::Metrics,
+    /// The ownership store (DESIGN.md §4); its index is published in `state`.
+    pub owners: Arc<crate::ops::owners::Owners>,
+    /// The locations stage-create responses carried (DESIGN.md §4 updateTable).
+    pub staged: crate::serve::staged::StagedLocations,
+}
+
+impl Shared {
+    pub fn new(config: Config, snapshot: Snapshot, upstream: Upstream) -> Arc<Self> {
+        Self::with_shadow(config, snapshot, None, upstream)
+    }
+
+    /// As [`Shared::new`], with a shadow candidate.
+    pub fn with_shadow(config: Config, snapshot: Snapshot, shadow: Option<Snapshot>, upstream: Upstream) -> Arc<Self> {
+        let key = config.lists.page_token_key.as_deref().and_then(crate::serve::tokens::parse_key);
+        let tokens = key.map_or_else(TokenCodec::random, TokenCodec::new);
+        // Derived from the shared key when set, so every replica maps a user's key alike.
+        let idempotency_secret = match key {
+            Some(k) => {
+                use sha2::Digest;
+                sha2::Sha256::new().chain_update(b"icegate idempotency\0").chain_update(k).finalize().into()
+            }
+            None => rand_secret(),
+        };
+        let sink = match (&config.audit.enabled, &config.audit.file) {
+            (false, _) => crate::ops::audit::Sink::Off,
+            (true, None) => crate::ops::audit::Sink::Stdout,
+            (true, Some(path)) => match std::fs::OpenOptions::new().create(true).append(true).open(path) {
+                Ok(file) => crate::ops::audit::Sink::File(file),
+                Err(e) => {
+                    tracing::error!(path = %path.display(), error = %e, "cannot open the audit file; auditing to stdout");
+                    crate::ops::audit::Sink::Stdout
+                }
+            },
+        };
+        let owners = crate::ops::owners::Owners::open(&config.owners);
+        let (owners_index, owners_version) = owners.indexed();
+        Arc::new(Self {
+            owners,
+            audit: crate::ops::audit::Audit::new(sink),
+            vending: crate::serve::vending::Vending::new(
+                config.credentials.clone(),
+                upstream.catalog_uri().parse().ok().as_ref().and_then(crate::core::credentials::s3url::Origin::of),
+                crate::core::credentials::clean::read_headers(&config.identity.header),
+            ),
+            staged: crate::serve::staged::StagedLocations::new(std::time::Duration::from_secs(
+                config.owners.staged_location_seconds,
+            )),
+            state: ArcSwap::from_pointee(DecisionState {
+                snapshot: Arc::new(snapshot),
+                generation: 1,
+                loaded_at: std::time::SystemTime::now(),
+                shadow: shadow.map(Arc::new),
+                owners: owners_index,
+                owners_version,
+            }),
+            health: Health::default(),
+            metrics: {
+                let m = crate::ops::metrics::Metrics::new();
+                m.generation.set(1);
+                m
+            },
+            settings: config.decide_settings(),
+            config,
+            upstream,
+            tokens,
+            idempotency_secret,
+        })
+    }
+}
+
+fn rand_secret() -> [u8; 32] {
+    use chacha20poly1305::aead::{KeyInit, OsRng};
+    chacha20poly1305::ChaCha20Poly1305::generate_key(&mut OsRng).into()
+}

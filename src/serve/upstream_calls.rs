@@ -1,0 +1,282 @@
+//! The requests icegate sends upstream on its own behalf or the caller's, outside the one
+//! forwarded request: the existence HEAD of 403-or-404, the table load that tells a sign or
+//! credentials check where the table's data lives (and a sign request where it goes), the
+//! existence checks of names about to be created, and the stage-create that tells where the
+//! upstream places a staged table.
+
+use crate::core::credentials::{sign, storage::TableStorage};
+use crate::core::decide::{Collision, Stop};
+use crate::core::iceberg::TableIdent;
+use crate::core::iceberg::body::SignRequest;
+use crate::core::iceberg::path::encode;
+use crate::core::iceberg::routes::Route;
+use crate::error::Refusal;
+use crate::serve::forward::Body;
+use crate::serve::outbound::{self, Outbound};
+use crate::serve::state::Shared;
+use crate::serve::{rewrite, vending};
+use http::{HeaderMap, HeaderValue, Response, StatusCode};
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Incoming;
+use std::sync::Arc;
+
+/// Sends one request upstream: `out` says what, `caller` the headers it came with.
+pub async fn send(
+    shared: &Shared,
+    caller: &HeaderMap,
+    out: &Outbound<'_>,
+    body: Body,
+) -> Result<Response<Incoming>, Stop> {
+    send_to(shared, caller, out, None, body).await
+}
+
+/// As [`send`], to `to` instead of `out`'s path on the upstream when given (a sign request
+/// going to the signer the upstream advertised, DESIGN.md §8).
+pub async fn send_to(
+    shared: &Shared,
+    caller: &HeaderMap,
+    out: &Outbound<'_>,
+    to: Option<&http::Uri>,
+    body: Body,
+) -> Result<Response<Incoming>, Stop> {
+    let mut request = outbound::build(shared, caller, out, body).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    if let Some(to) = to {
+        *request.uri_mut() = to.clone();
+    }
+    shared.upstream.send(request).await.map_err(|e| Stop::plain(Refusal::from(&e), None))
+}
+
+/// The lookup step of 403-or-404: a HEAD for the object; only a 404 means missing.
+pub async fn upstream_says_missing(shared: &Shared, caller: &HeaderMap, route: &Route) -> bool {
+    let head = http::Method::HEAD;
+    let out = Outbound {
+        method: &head,
+        path: &route.canonical_path,
+        query: "",
+        user: "",
+        active_roles: None,
+        strip_delegation: true,
+    };
+    let Ok(request) =
+        outbound::build(shared, &strip_idempotency(caller), &out, Empty::new().map_err(|never| match never {}).boxed())
+    else {
+        return false;
+    };
+    matches!(shared.upstream.send(request).await, Ok(r) if r.status() == StatusCode::NOT_FOUND)
+}
+
+pub fn strip_idempotency(headers: &HeaderMap) -> HeaderMap {
+    let mut h = headers.clone();
+    h.remove("idempotency-key");
+    h.remove(http::header::CONTENT_LENGTH);
+    h.remove(http::header::CONTENT_TYPE);
+    h
+}
+
+/// The table's storage (its locations first of all), from the cache or a load of the table
+/// upstream (`lookup` is a GET of the table's path with the caller's credentials and enforced
+/// active roles).
+pub async fn table_locations(
+    shared: &Shared,
+    caller: &HeaderMap,
+    lookup: &Outbound<'_>,
+) -> Result<Arc<TableStorage>, vending::VendError> {
+    load_table(shared, caller, lookup, false).await
+}
+
+/// Authorizes where a sign request reaches (DESIGN.md §8) and says where it goes: `None` for
+/// its table-scoped route, else the signer the upstream advertises for the table. `lookup`
+/// loads the table as for [`table_locations`].
+pub async fn sign_destination(
+    shared: &Shared,
+    caller: &HeaderMap,
+    lookup: &Outbound<'_>,
+    request: &SignRequest,
+) -> Result<Option<http::Uri>, Refusal> {
+    let table = load_table(shared, caller, lookup, true).await.map_err(|e| Refusal::from(&e))?;
+    sign::check(request, &table, shared.vending.signing_endpoints()).map_err(|e| Refusal::from(&e))?;
+    table
+        .signer
+        .as_ref()
+        .map(|signer| signer.destination(&shared.upstream.catalog_uri(), shared.vending.signer_origins()))
+        .transpose()
+        .map_err(|e| Refusal::from(&e))
+}
+
+/// A load of the table for its storage. `for_signing` asks the upstream for remote signing, so
+/// that it names the signer it would have the table's clients use.
+async fn load_table(
+    shared: &Shared,
+    caller: &HeaderMap,
+    lookup: &Outbound<'_>,
+    for_signing: bool,
+) -> Result<Arc<TableStorage>, vending::VendError> {
+    if let Some(cached) = shared.vending.cached_storage(lookup.path, for_signing) {
+        return Ok(cached);
+    }
+    let get = http::Method::GET;
+    let mut headers = strip_idempotency(caller);
+    let out = match for_signing {
+        true => {
+            headers.insert("x-iceberg-access-delegation", HeaderValue::from_static("remote-signing"));
+            Outbound { method: &get, strip_delegation: false, ..*lookup }
+        }
+        false => Outbound { method: &get, ..*lookup },
+    };
+    let empty = Empty::new().map_err(|never| match never {}).boxed();
+    let response =
+        send(shared, &headers, &out, empty).await.map_err(|s| vending::VendError::Locations(s.refusal.status))?;
+    if response.status() != StatusCode::OK {
+        return Err(vending::VendError::Locations(response.status().as_u16()));
+    }
+    let body = rewrite::collect(response.into_body()).await.map_err(|_| vending::VendError::Locations(502))?;
+    let table = vending::storage_of(body)?;
+    shared.vending.remember_storage(lookup.path, Arc::clone(&table), for_signing);
+    Ok(table)
+}
+
+/// `/v1` and the route's prefix: where a catalog's routes start, after the base path.
+fn catalog_base(route: &Route) -> String {
+    match &route.prefix {
+        Some(prefix) => format!("/v1/{}", encode(prefix)),
+        None => "/v1".to_owned(),
+    }
+}
+
+/// A namespace as a path segment: levels encoded and joined with `%1F`.
+fn namespace_segment(levels: &[String]) -> String {
+    levels.iter().map(|l| encode(l)).collect::<Vec<_>>().join("%1F")
+}
+
+/// What the upstream said about whether an object exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Existence {
+    Exists,
+    Missing,
+    /// Any other answer, or none: icegate cannot tell.
+    Unknown,
+}
+
+/// A HEAD of `path` with the caller's credentials: 2xx exists, 404 missing, anything else
+/// unknown.
+async fn exists(shared: &Shared, caller: &HeaderMap, path: &str) -> Existence {
+    let head = http::Method::HEAD;
+    let out = Outbound { method: &head, path, query: "", user: "", active_roles: None, strip_delegation: true };
+    let empty = Empty::new().map_err(|never| match never {}).boxed();
+    match send(shared, &strip_idempotency(caller), &out, empty).await {
+        Ok(r) if r.status().is_success() => Existence::Exists,
+        Ok(r) if r.status() == StatusCode::NOT_FOUND => Existence::Missing,
+        _ => Existence::Unknown,
+    }
+}
+
+/// DESIGN.md §4 "One name, one kind, one level": a name that is both a table (or view) and a
+/// child namespace of one namespace shares one storage directory, so creating the second is
+/// 409; when the upstream cannot say, 503 and nothing is forwarded.
+pub async fn check_collisions(
+    shared: &Shared,
+    caller: &HeaderMap,
+    route: &Route,
+    collisions: &[Collision],
+) -> Result<(), Stop> {
+    let base = catalog_base(route);
+    let op = Some(route.operation);
+    for collision in collisions {
+        let (paths, created, existing) = match collision {
+            Collision::NamespaceOverTableOrView(namespace) => {
+                let Some((last, parent)) = namespace.levels().split_last() else { continue };
+                let parent = format!("{base}/namespaces/{}", namespace_segment(parent));
+                let paths =
+                    vec![format!("{parent}/tables/{}", encode(last)), format!("{parent}/views/{}", encode(last))];
+                (paths, format!("namespace `{namespace}`"), "a table or view of that name")
+            }
+            Collision::ObjectOverNamespace(ident) => {
+                let mut levels = ident.namespace.levels().to_vec();
+                levels.push(ident.name.clone());
+                let paths = vec![format!("{base}/namespaces/{}", namespace_segment(&levels))];
+                (paths, format!("`{ident}`"), "a namespace of that name")
+            }
+        };
+        for path in paths {
+            match exists(shared, caller, &path).await {
+                Existence::Missing => {}
+                Existence::Exists => return Err(Stop::plain(Refusal::collides(&created, existing), op)),
+                Existence::Unknown => return Err(Stop::plain(Refusal::collision_unknown(&created), op)),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The locations the upstream assigned to the caller's stage-creates of `tables`: remembered
+/// from the stage-create responses icegate relayed (by this replica, or by any, through the
+/// ownership store), else asked again with a stage-create of the same table, which persists
+/// nothing. A table the upstream says nothing about is left out (its
+/// `set-location` then counts as an explicit location).
+pub async fn staged_locations(
+    shared: &Shared,
+    caller: &HeaderMap,
+    out: &Outbound<'_>,
+    (route, catalog): (&Route, &str),
+    tables: &[TableIdent],
+) -> Vec<(TableIdent, String)> {
+    let mut found = Vec::with_capacity(tables.len());
+    for table in tables {
+        let mut location = shared.staged.recall(out.user, catalog, table);
+        if location.is_none() {
+            // another replica may have relayed the stage-create
+            location =
+                match shared.owners.recall_staged(out.user, &crate::serve::staged::full_name(catalog, table)).await {
+                    Ok(l) => l,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "the ownership store cannot say where a staged create was placed");
+                        None
+                    }
+                };
+        }
+        if location.is_none() {
+            location = restage(shared, caller, out, route, table).await;
+        }
+        if let Some(location) = location {
+            found.push((table.clone(), location));
+        }
+    }
+    found
+}
+
+/// A stage-create of `table` with an empty schema, for the location the upstream assigns.
+async fn restage(
+    shared: &Shared,
+    caller: &HeaderMap,
+    out: &Outbound<'_>,
+    route: &Route,
+    table: &TableIdent,
+) -> Option<String> {
+    let path = format!("{}/namespaces/{}/tables", catalog_base(route), namespace_segment(table.namespace.levels()));
+    let body = serde_json::json!({
+        "name": table.name,
+        "schema": {"type": "struct", "schema-id": 0, "fields": []},
+        "stage-create": true,
+    });
+    let post = http::Method::POST;
+    let stage = Outbound { method: &post, path: &path, query: "", strip_delegation: true, ..*out };
+    let mut headers = strip_idempotency(caller);
+    headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    let body = http_body_util::Full::new(bytes::Bytes::from(body.to_string())).map_err(|never| match never {}).boxed();
+    let response = send(shared, &headers, &stage, body).await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let bytes = rewrite::collect(response.into_body()).await.ok()?;
+    crate::serve::staged::assigned_location(&bytes)
+}
+
+/// Remembers the location a relayed stage-create answer carried, here and for every replica; a
+/// store that cannot be written costs only the other replicas' memory (they ask again).
+pub async fn remember_staged(shared: &Shared, user: &str, catalog: &str, table: &TableIdent, location: String) {
+    let full_name = crate::serve::staged::full_name(catalog, table);
+    if let Err(e) = shared.owners.remember_staged(user, &full_name, &location, shared.staged.ttl()).await {
+        tracing::warn!(error = %e, table = %full_name, "the ownership store did not record a staged create's location");
+    }
+    shared.staged.remember(user, catalog, table, location);
+}

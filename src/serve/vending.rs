@@ -1,0 +1,266 @@
+//! The credential steps of the request path that need the network (DESIGN.md §8): learning a
+//! table's locations from the upstream (cached briefly), minting downscoped credentials, and
+//! rewriting a credential-bearing response. The rules themselves are pure, in `credentials`.
+
+use crate::core::credentials::clean::{Endpoints, Rules};
+use crate::core::credentials::response::{Chunks, Parsed};
+use crate::core::credentials::s3url::{Endpoint, Origin};
+use crate::core::credentials::storage::TableStorage;
+use crate::core::credentials::{Action, Config, clean, envelope::EnvelopeError};
+use crate::core::iceberg::OperationId;
+use crate::core::iceberg::routes::Route;
+use crate::core::policy::authorize::Scope;
+use crate::serve::sts::{Downscoper, MintRequest, Minted, StsError};
+use bytes::Bytes;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum VendError {
+    #[error(transparent)]
+    Envelope(#[from] EnvelopeError),
+    #[error("cannot learn the table's location: the upstream answered {0}")]
+    Locations(u16),
+    #[error("cannot mint downscoped credentials: {0}")]
+    Mint(#[from] StsError),
+    #[error("cannot mint downscoped credentials: `s3-downscope` is not set up ({0})")]
+    NotConfigured(String),
+}
+
+/// Bounds the location cache; past it, expired entries go, then everything.
+const MAX_CACHED_TABLES: usize = 10_000;
+
+/// A table's storage, when it was learned, and whether it was learned by asking for remote
+/// signing (a response to a caller who asked for vended credentials may omit the signer).
+#[derive(Debug)]
+struct Cached {
+    at: Instant,
+    storage: Arc<TableStorage>,
+    for_signing: bool,
+}
+
+/// The process's vending pieces: the table storage cache, the STS minter, and the signing
+/// settings parsed once.
+#[derive(Debug)]
+pub struct Vending {
+    pub config: Config,
+    downscoper: Result<Downscoper, String>,
+    tables: Mutex<HashMap<String, Cached>>,
+    /// `credentials.signing.endpoints`.
+    signing_endpoints: Vec<Endpoint>,
+    /// The upstream's origin and `credentials.signing.signer_origins`.
+    signer_origins: Vec<Origin>,
+    /// The headers icegate reads, which a table's `header.*` config keys may not set.
+    read_headers: Vec<String>,
+}
+
+/// Who the credentials are for, for session names, tags and the cache key.
+#[derive(Clone, Copy, Debug)]
+pub struct Caller<'a> {
+    pub user: &'a str,
+    pub active_roles: &'a [String],
+    /// `catalog.schema.table`.
+    pub table: &'a str,
+    /// The request asked for vended credentials (`X-Iceberg-Access-Delegation`).
+    pub asked: bool,
+}
+
+impl Vending {
+    /// `upstream` is the catalog's origin, where an advertised signer may always be;
+    /// `read_headers` are the headers icegate reads ([`clean::read_headers`]).
+    pub fn new(config: Config, upstream: Option<Origin>, read_headers: Vec<String>) -> Self {
+        let downscoper = match config.mode {
+            crate::core::credentials::Mode::S3Downscope => Downscoper::new(&config.sts).map_err(|e| e.to_string()),
+            _ => Err("the mode is not `s3-downscope`".to_owned()),
+        };
+        // Validated with the configuration; what does not parse was refused there.
+        let signing_endpoints =
+            config.signing.endpoints.iter().filter_map(|e| Endpoint::parse(&e.url, e.path_style)).collect();
+        let signer_origins =
+            upstream.into_iter().chain(config.signing.signer_origins.iter().filter_map(|o| Origin::parse(o))).collect();
+        Self { config, downscoper, tables: Mutex::new(HashMap::new()), signing_endpoints, signer_origins, read_headers }
+    }
+
+    pub fn signing_endpoints(&self) -> &[Endpoint] {
+        &self.signing_endpoints
+    }
+
+    pub fn signer_origins(&self) -> &[Origin] {
+        &self.signer_origins
+    }
+
+    /// The table's cached storage, if fresh (and, `for_signing`, learned by asking for signing).
+    pub fn cached_storage(&self, table_path: &str, for_signing: bool) -> Option<Arc<TableStorage>> {
+        let ttl = Duration::from_secs(self.config.location_cache_seconds);
+        let cache = self.tables.lock().ok()?;
+        let entry = cache.get(table_path).filter(|c| c.at.elapsed() < ttl && (c.for_signing || !for_signing))?;
+        Some(Arc::clone(&entry.storage))
+    }
+
+    pub fn remember_storage(&self, table_path: &str, storage: Arc<TableStorage>, for_signing: bool) {
+        if self.config.location_cache_seconds == 0 {
+            return;
+        }
+        let ttl = Duration::from_secs(self.config.location_cache_seconds);
+        let Ok(mut cache) = self.tables.lock() else { return };
+        // A fresh entry learned for signing also serves everything else: keep it.
+        if !for_signing && cache.get(table_path).is_some_and(|c| c.for_signing && c.at.elapsed() < ttl) {
+            return;
+        }
+        if cache.len() >= MAX_CACHED_TABLES {
+            cache.retain(|_, c| c.at.elapsed() < ttl);
+            if cache.len() >= MAX_CACHED_TABLES {
+                cache.clear();
+            }
+        }
+        cache.insert(table_path.to_owned(), Cached { at: Instant::now(), storage, for_signing });
+    }
+
+    /// icegate's endpoints for the table at `table_path` (after the base path).
+    pub fn endpoints(&self, table_path: &str) -> Endpoints {
+        let relative = table_path.trim_start_matches('/');
+        let public = self.config.public_url.as_deref().map(|u| u.trim_end_matches('/').to_owned());
+        Endpoints {
+            credentials: match &public {
+                Some(base) => format!("{base}/{relative}/credentials"),
+                None => format!("{relative}/credentials"),
+            },
+            sign: format!("{relative}/sign"),
+            signer_uri: public,
+        }
+    }
+
+    /// Rewrites one credential-bearing response. `locations` loads the table's storage
+    /// when the response does not carry its metadata and its locations are needed.
+    pub async fn rewrite<F, Fut>(
+        &self,
+        op: OperationId,
+        body: Bytes,
+        action: Action,
+        caller: Caller<'_>,
+        table_path: &str,
+        locations: F,
+    ) -> Result<(Chunks, Action), VendError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<Arc<TableStorage>, VendError>>,
+    {
+        let parsed = Parsed::read(body)?;
+        let endpoints = self.endpoints(table_path);
+        let rules = Rules {
+            action,
+            extra_allowed: &self.config.allowed_config_keys,
+            endpoints: &endpoints,
+            minted: None,
+            read_headers: &self.read_headers,
+        };
+        let vends = parsed.vends(&rules);
+        let mint =
+            matches!(action, Action::Downscope(_)) && (vends || caller.asked || op == OperationId::LoadCredentials);
+        let needs_locations = mint || (action == Action::Keep && vends);
+        let table = match (parsed.storage(), needs_locations) {
+            (Some(from_metadata), _) => {
+                let table = Arc::new(from_metadata);
+                self.remember_storage(table_path, Arc::clone(&table), false);
+                table
+            }
+            (None, true) => locations().await?,
+            (None, false) => Arc::default(),
+        };
+        let locations = &table.locations;
+        let minted = match action {
+            Action::Downscope(scope) if mint => self.mint(caller, scope, locations).await?,
+            _ => None,
+        };
+        // Downscoping with nothing to mint (no S3 location) leaves nothing: that is a strip.
+        let done = match (action, &minted) {
+            (Action::Downscope(_), None) => Action::Strip,
+            _ => action,
+        };
+        let rules = Rules { action: done, minted: minted.as_deref(), ..rules };
+        Ok((parsed.render(&rules, locations)?, done))
+    }
+
+    async fn mint(
+        &self,
+        caller: Caller<'_>,
+        scope: Scope,
+        locations: &[String],
+    ) -> Result<Option<Arc<Minted>>, VendError> {
+        // A table known to be off S3 gets nothing; an unknown location gets a deny-all policy.
+        if !locations.is_empty() && clean::s3_locations(locations).next().is_none() {
+            return Ok(None);
+        }
+        let downscoper = self.downscoper.as_ref().map_err(|e| VendError::NotConfigured(e.clone()))?;
+        let request =
+            MintRequest { user: caller.user, active_roles: caller.active_roles, table: caller.table, scope, locations };
+        Ok(Some(downscoper.mint(&request).await?))
+    }
+}
+
+/// The path of the table a route names (after the base path),
+/// `/v1[/prefix]/namespaces/{ns}/tables/{t}`; for createTable and registerTable, whose table
+/// is named in the body, `body_name`.
+pub fn table_path(route: &Route, body_name: Option<&str>) -> Option<String> {
+    let prefixed = usize::from(route.prefix.is_some());
+    let segments: Vec<&str> = route.canonical_path.split('/').collect();
+    // ["", "v1", prefix?, "namespaces", ns, "tables", name, ...]
+    let (namespaces, tables) = (2 + prefixed, 4 + prefixed);
+    if segments.get(namespaces) != Some(&"namespaces") {
+        return None;
+    }
+    match (route.name.as_ref(), body_name) {
+        (Some(_), _) if segments.get(tables) == Some(&"tables") => segments.get(..tables + 2).map(|s| s.join("/")),
+        (None, Some(name)) => {
+            let namespace = segments.get(..=namespaces + 1)?.join("/");
+            Some(format!("{namespace}/tables/{}", crate::core::iceberg::path::encode(name)))
+        }
+        _ => None,
+    }
+}
+
+/// The storage a loadTable response from the upstream describes.
+pub fn storage_of(body: Bytes) -> Result<Arc<TableStorage>, VendError> {
+    Ok(Arc::new(Parsed::read(body)?.storage().unwrap_or_default()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::iceberg::routes::{Classified, RouteOptions, classify};
+
+    fn route(method: &str, path: &str) -> Route {
+        match classify(method, path, &RouteOptions::default()).unwrap() {
+            Classified::Route(r) => r,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_failed_mint_is_a_502_that_does_not_quote_sts() {
+        let e = VendError::Mint(StsError::Refused {
+            code: "AccessDenied".into(),
+            message: "User: arn:aws:iam::1:user/icegate is not authorized to perform: sts:AssumeRole".into(),
+        });
+        let refusal = crate::error::Refusal::from(&e);
+        assert_eq!(refusal.status, 502);
+        assert!(!refusal.message.contains("arn:") && !refusal.message.contains("AccessDenied"), "{}", refusal.message);
+    }
+
+    #[test]
+    fn the_table_path_is_the_tables_own_also_for_creates_and_registers() {
+        let cases = [
+            ("POST", "/v1/p/namespaces/a%1Fb/tables/t/sign", None, Some("/v1/p/namespaces/a%1Fb/tables/t")),
+            ("GET", "/v1/namespaces/db/tables/t/credentials", None, Some("/v1/namespaces/db/tables/t")),
+            ("GET", "/v1/namespaces/tables/tables/tables", None, Some("/v1/namespaces/tables/tables/tables")),
+            ("POST", "/v1/p/namespaces/db/tables", Some("new t"), Some("/v1/p/namespaces/db/tables/new%20t")),
+            ("POST", "/v1/namespaces/db/register", Some("r"), Some("/v1/namespaces/db/tables/r")),
+            ("POST", "/v1/namespaces/db/tables", None, None),
+        ];
+        for (method, path, body, expected) in cases {
+            assert_eq!(table_path(&route(method, path), body).as_deref(), expected, "{path}");
+        }
+    }
+}
