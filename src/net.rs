@@ -1,5 +1,7 @@
-//! TLS: the listener's server config (certificate and key files, and a client CA for mTLS) and
-//! the upstream client's roots (the system's, plus a configured CA), all with rustls.
+//! The network pieces every layer that talks HTTP shares: the listener's TLS config (certificate
+//! and key files, and a client CA for mTLS), the client roots (the system's, plus a configured
+//! CA), all with rustls, and the one builder of outgoing HTTP(S) clients (to the catalog, the JWK
+//! set, STS).
 
 use rustls::RootCertStore;
 use rustls::server::WebPkiClientVerifier;
@@ -17,15 +19,6 @@ pub enum TlsError {
     Key { path: PathBuf, message: String },
     #[error("invalid TLS setup: {0}")]
     Config(String),
-}
-
-/// `[tls]`: serve HTTPS; with `client_ca_file`, require a client certificate signed by it.
-#[derive(Clone, Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ListenerTls {
-    pub cert_file: PathBuf,
-    pub key_file: PathBuf,
-    pub client_ca_file: Option<PathBuf>,
 }
 
 pub fn provider() -> Arc<rustls::crypto::CryptoProvider> {
@@ -56,7 +49,7 @@ pub fn roots(path: &Path) -> Result<RootCertStore, TlsError> {
 }
 
 /// The listener's TLS config; ALPN offers HTTP/2 and HTTP/1.1.
-pub fn server_config(tls: &ListenerTls) -> Result<Arc<rustls::ServerConfig>, TlsError> {
+pub fn server_config(tls: &crate::config::ListenerTls) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     let builder = rustls::ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| TlsError::Config(e.to_string()))?;
@@ -101,4 +94,41 @@ pub fn client_builder() -> Result<rustls::ConfigBuilder<rustls::ClientConfig, ru
     rustls::ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| TlsError::Config(e.to_string()))
+}
+/// An outgoing HTTP/1.1 client for `http://` and `https://` URLs.
+pub type HttpsClient<B> = hyper_util::client::legacy::Client<
+    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    B,
+>;
+
+/// How an outgoing client connects.
+#[derive(Clone, Copy, Debug)]
+pub struct ClientSettings {
+    pub connect_timeout: std::time::Duration,
+    /// `TCP_NODELAY` on its connections.
+    pub nodelay: bool,
+    /// How long an idle pooled connection is kept; `None`: hyper's default.
+    pub pool_idle: Option<std::time::Duration>,
+}
+
+/// A pooled client verifying servers against `tls`'s roots.
+pub fn https_client<B>(tls: rustls::ClientConfig, settings: ClientSettings) -> HttpsClient<B>
+where
+    B: hyper::body::Body + Send,
+    B::Data: Send,
+{
+    let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+    http.set_connect_timeout(Some(settings.connect_timeout));
+    http.set_nodelay(settings.nodelay);
+    http.enforce_http(false);
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http);
+    let mut builder = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new());
+    if let Some(idle) = settings.pool_idle {
+        builder.pool_idle_timeout(idle);
+    }
+    builder.build(connector)
 }

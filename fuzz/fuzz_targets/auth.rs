@@ -6,12 +6,12 @@
 
 use base64::Engine;
 use icegate::config::{Identity, JwtIdentity, Provider};
-use icegate::serve::identity::{Peer, identify};
+use icegate::serve::identity::{Identifier, Peer};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 
-fn setup() -> &'static (Identity, tokio::runtime::Runtime) {
-    static SETUP: OnceLock<(Identity, tokio::runtime::Runtime)> = OnceLock::new();
+fn setup() -> &'static (Identifier, tokio::runtime::Runtime) {
+    static SETUP: OnceLock<(Identifier, tokio::runtime::Runtime)> = OnceLock::new();
     SETUP.get_or_init(|| {
         let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/jwt/");
         let jwt = JwtIdentity {
@@ -25,7 +25,7 @@ fn setup() -> &'static (Identity, tokio::runtime::Runtime) {
         };
         let identity = Identity { providers: vec![Provider::Jwt, Provider::Simple], jwt, ..Identity::default() };
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        (identity, rt)
+        (Identifier::new(&identity), rt)
     })
 }
 
@@ -35,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
     let mut headers = http::HeaderMap::new();
     headers.insert(http::header::AUTHORIZATION, value);
     let peer = Peer::plain(std::net::Ipv4Addr::LOCALHOST.into());
-    let Ok(principal) = rt.block_on(identify(identity, &headers, &peer)) else { return };
+    let Ok(principal) = rt.block_on(identity.identify(&headers, &peer)) else { return };
     assert!(!principal.user.is_empty() && !principal.user.chars().any(char::is_control), "{data:?}");
     let text = std::str::from_utf8(data).expect("an accepted credential is ASCII");
     let encoded = text.strip_prefix("Basic ").unwrap_or_else(|| panic!("only Basic is ever accepted here: {text:?}"));

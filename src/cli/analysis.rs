@@ -2,7 +2,7 @@
 //! `report`: arguments, reading files, printing, exit codes.
 
 use super::cases::{self, Document};
-use crate::cli::print_errors;
+use crate::cli::policy::print_errors;
 use crate::core::analysis::access::{Object, Right};
 use crate::core::analysis::{diff, report, who_can};
 use crate::core::policy::model::ObjectType;

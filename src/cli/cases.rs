@@ -2,7 +2,7 @@
 //! through the offline decision sequence `explain` uses ([`crate::core::decide`]). `icegate test`
 //! and the project's conformance tests both run cases through [`run`].
 
-use crate::cli::Explanation;
+use crate::cli::policy::Explanation;
 use crate::core::decide::{Input, Settings, decide};
 use crate::core::policy::Snapshot;
 use crate::core::roles::{OwnershipMode, Principal};

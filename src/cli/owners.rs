@@ -156,7 +156,7 @@ async fn command(args: &OwnersArgs, config: &Config) -> Result<ExitCode, String>
                 full_name: name.clone(),
                 owner,
                 owner_type,
-                created_at: crate::ops::audit::rfc3339_now(),
+                created_at: crate::core::text::rfc3339_now(),
                 source: Source::Operator,
             };
             owners.set(record).await.map_err(|e| e.to_string())?;

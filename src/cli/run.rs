@@ -1,7 +1,7 @@
 //! `icegate serve`: config → first snapshot (fail fast: never serve without a policy) →
 //! upstream client → listener, until SIGTERM or Ctrl-C.
 
-use crate::config::{Config, parse_upstream};
+use crate::config::{Config, ConfigError, parse_upstream};
 use crate::serve::forward::Upstream;
 use crate::serve::state::Shared;
 use std::time::Duration;
@@ -22,6 +22,27 @@ pub enum RunError {
     Owners(String),
     #[error("cannot listen on `{addr}`: {source}")]
     Listen { addr: std::net::SocketAddr, source: std::io::Error },
+}
+
+/// Reads the config file (when given) with `overrides`, and checks every setting, those its
+/// subsystems read included (the JWT provider's keys load, the signing endpoints parse, the
+/// page-token key is one).
+pub fn load_config(file: Option<&std::path::Path>, overrides: crate::config::Overrides) -> Result<Config, ConfigError> {
+    let config = Config::load(file, overrides)?;
+    check(&config)?;
+    Ok(config)
+}
+
+fn check(config: &Config) -> Result<(), ConfigError> {
+    if config.identity.providers.contains(&crate::config::Provider::Jwt) {
+        crate::serve::identity::validate_jwt(&config.identity.jwt)?;
+    }
+    if let Some(key) = &config.lists.page_token_key
+        && crate::serve::tokens::parse_key(key).is_none()
+    {
+        return Err(ConfigError::Invalid { key: "lists.page_token_key", message: "expected 64 hex characters".into() });
+    }
+    crate::serve::vending::validate(&config.credentials)
 }
 
 pub fn run(config: Config) -> Result<(), RunError> {

@@ -1,29 +1,20 @@
 //! The process configuration: a TOML file (every key optional) overridden by command-line
 //! flags, validated once at start-up (DESIGN.md §10). Documented key by key in docs/config.md.
 
+pub mod credentials;
+mod error;
+pub mod identity;
 pub mod owners;
+pub mod upstream;
 
-use crate::core::roles::OwnershipMode;
+pub use credentials::Credentials;
+pub use error::ConfigError;
+pub use identity::{HeaderIdentity, Identity, JwtIdentity, MtlsIdentity, MtlsSource, Provider};
+pub use upstream::{Upstream, UpstreamAuth, UpstreamUrl, parse_upstream};
+
 use serde::Deserialize;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use thiserror::Error;
-
-#[derive(Debug, Error)]
-pub enum ConfigError {
-    #[error("cannot read config file `{path}`: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
-    #[error("invalid config file `{path}`: {message}")]
-    Parse { path: PathBuf, message: String },
-    #[error("no upstream: set `--upstream URL` or `upstream.url`")]
-    NoUpstream,
-    #[error("no policy: set `--policy PATH` or `policy`")]
-    NoPolicy,
-    #[error("invalid upstream url `{0}`: expected `http://host:port[/base]` or `https://...`")]
-    BadUpstream(String),
-    #[error("invalid `{key}`: {message}")]
-    Invalid { key: &'static str, message: String },
-}
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -39,17 +30,17 @@ pub struct Config {
     pub shutdown_grace_seconds: u64,
     pub reload: Reload,
     /// Serve HTTPS (and with a client CA, require client certificates).
-    pub tls: Option<crate::net::ListenerTls>,
+    pub tls: Option<ListenerTls>,
     pub upstream: Upstream,
     pub identity: Identity,
     pub narrowing: Narrowing,
     pub limits: Limits,
     pub lists: Lists,
     pub audit: Audit,
-    pub credentials: crate::core::credentials::Config,
+    pub credentials: Credentials,
     pub runtime: Runtime,
     /// `[owners]`: the ownership store (DESIGN.md §4 "Ownership of created objects").
-    pub owners: crate::ops::owners::Config,
+    pub owners: owners::Config,
 }
 
 impl Default for Config {
@@ -69,9 +60,9 @@ impl Default for Config {
             limits: Limits::default(),
             lists: Lists::default(),
             audit: Audit::default(),
-            credentials: crate::core::credentials::Config::default(),
+            credentials: Credentials::default(),
             runtime: Runtime::default(),
-            owners: crate::ops::owners::Config::default(),
+            owners: owners::Config::default(),
         }
     }
 }
@@ -110,173 +101,36 @@ impl Default for Reload {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum UpstreamAuth {
-    /// Forward the caller's `Authorization`.
-    #[default]
-    Passthrough,
-    /// Replace it with `upstream.service_authorization`.
-    Service,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Upstream {
-    /// `http://host:port` plus the upstream's own base path, e.g. `http://catalog:8181/iceberg`.
-    pub url: Option<String>,
-    pub auth: UpstreamAuth,
-    /// The `Authorization` value sent upstream in `service` mode.
-    pub service_authorization: Option<String>,
-    /// A file holding `service_authorization` (a mounted Secret), read at start-up.
-    pub service_authorization_file: Option<PathBuf>,
-    /// Separators besides `%1F` the upstream accepts in namespaces (refused in levels).
-    pub namespace_separators: Vec<String>,
-    pub connect_timeout_ms: u64,
-    /// Time to the upstream's response headers.
-    pub response_timeout_ms: u64,
-    /// Send the enforced active set upstream as `X-Gravitino-Active-Roles` (false strips it).
-    pub forward_active_roles: bool,
-    /// A CA (PEM) trusted for an `https://` upstream, besides the system's roots.
-    pub ca_file: Option<PathBuf>,
-    /// What `/readyz` asks the upstream (path and query after its base path), e.g.
-    /// `/v1/config?warehouse=lake` for a catalog that needs a warehouse. Unset: `/v1/config`
-    /// with the query of the last getConfig a client sent that the upstream answered 2xx.
-    pub readiness_probe: Option<String>,
-}
-
-impl Default for Upstream {
-    fn default() -> Self {
-        Self {
-            url: None,
-            auth: UpstreamAuth::Passthrough,
-            service_authorization: None,
-            service_authorization_file: None,
-            namespace_separators: Vec::new(),
-            connect_timeout_ms: 2_000,
-            response_timeout_ms: 30_000,
-            forward_active_roles: true,
-            ca_file: None,
-            readiness_probe: None,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Provider {
-    Simple,
-    Header,
-    Jwt,
-    /// The verified TLS client certificate (needs `[tls] client_ca_file`).
-    Mtls,
-    Anonymous,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Identity {
-    /// Tried in order; the first that recognizes the request's credential decides.
-    pub providers: Vec<Provider>,
-    pub header: HeaderIdentity,
-    pub jwt: JwtIdentity,
-    pub mtls: crate::serve::identity::mtls::MtlsIdentity,
-}
-
-impl Default for Identity {
-    fn default() -> Self {
-        Self {
-            providers: vec![Provider::Simple],
-            header: HeaderIdentity::default(),
-            jwt: JwtIdentity::default(),
-            mtls: crate::serve::identity::mtls::MtlsIdentity::default(),
-        }
-    }
-}
-
-/// The `jwt` provider: `Authorization: Bearer <JWT>` verified against static PEM keys, a JWKS URL
-/// or an HMAC secret (DESIGN.md §6).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct JwtIdentity {
-    /// The required `iss` (required when the provider is enabled).
-    pub issuer: Option<String>,
-    /// The required `aud` (required when the provider is enabled).
-    pub audience: Option<String>,
-    /// The accepted `alg` values; never `none`, `HS*` only with `hmac_secret`.
-    pub algorithms: Vec<String>,
-    /// An `http://` URL serving a JWK set.
-    pub jwks_url: Option<String>,
-    /// PEM files with public keys (RSA, EC or Ed25519), loaded at start-up.
-    pub public_keys: Vec<PathBuf>,
-    /// The shared secret of `HS256`/`HS384`/`HS512` tokens.
-    pub hmac_secret: Option<String>,
-    /// Claims naming the user, the first present wins.
-    pub user_claims: Vec<String>,
-    /// A claim holding a JSON list of group names.
-    pub groups_claim: String,
-    /// A claim holding the identity-bound active roles (DESIGN.md §5): a JSON list of strings or
-    /// a comma-separated string.
-    pub active_roles_claim: Option<String>,
-    /// Clock skew allowed on `exp` and `nbf` (at most 60).
-    pub leeway_secs: u64,
-    /// An unknown `kid` refetches the JWK set at most once per this many seconds.
-    pub jwks_refresh_cooldown_secs: u64,
-    /// A fetched JWK set is refetched after this many seconds.
-    pub jwks_cache_secs: u64,
-    /// While refetches fail, the last good JWK set is used for at most this many seconds after
-    /// it was fetched; then tokens verified by it are refused (fail closed).
-    pub jwks_max_stale_secs: u64,
-    /// The keys, loaded once (by `Config::validate`, or on first use) and shared by clones.
-    #[serde(skip)]
-    pub keys: crate::serve::identity::JwtKeys,
-}
-
-impl Default for JwtIdentity {
-    fn default() -> Self {
-        Self {
-            issuer: None,
-            audience: None,
-            algorithms: vec!["RS256".into(), "ES256".into()],
-            jwks_url: None,
-            public_keys: Vec::new(),
-            hmac_secret: None,
-            user_claims: vec!["sub".into()],
-            groups_claim: "groups".into(),
-            active_roles_claim: None,
-            leeway_secs: 30,
-            jwks_refresh_cooldown_secs: 30,
-            jwks_cache_secs: 300,
-            jwks_max_stale_secs: 3_600,
-            keys: crate::serve::identity::JwtKeys::default(),
-        }
-    }
-}
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct HeaderIdentity {
-    pub user_header: String,
-    pub groups_header: String,
-    /// Peers (IP addresses) allowed to set the identity headers.
-    pub trusted_peers: Vec<std::net::IpAddr>,
-}
-
-impl Default for HeaderIdentity {
-    fn default() -> Self {
-        Self {
-            user_header: "x-forwarded-user".into(),
-            groups_header: "x-forwarded-groups".into(),
-            trusted_peers: Vec::new(),
-        }
-    }
-}
-
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Narrowing {
-    pub ownership: OwnershipMode,
+    pub ownership: Ownership,
 }
+
+/// `narrowing.ownership`: whether ownership still grants under narrowing (DESIGN.md §5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ownership {
+    /// Ownership always applies (Gravitino's option A).
+    #[default]
+    Always,
+    /// A narrowed request gets nothing from ownership (option B).
+    Narrowed,
+    /// Like `narrowed` unless the header ends with `; ownership=include` (option C).
+    Caller,
+}
+
+/// `[tls]`: serve HTTPS; with `client_ca_file`, require a client certificate signed by it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListenerTls {
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
+    pub client_ca_file: Option<PathBuf>,
+}
+
+/// The inspected-body cap's default (`limits.max_body_bytes`, DESIGN.md §7).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -301,7 +155,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Self {
-            max_body_bytes: crate::core::decide::DEFAULT_MAX_BODY_BYTES,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             header_read_timeout_ms: 10_000,
             body_read_timeout_ms: 30_000,
             idle_timeout_ms: 60_000,
@@ -365,26 +219,6 @@ pub struct Overrides {
     pub admin_listen: Option<SocketAddr>,
     pub upstream: Option<String>,
     pub policy: Option<PathBuf>,
-}
-
-/// The upstream split into what the client dials and the base path it serves under.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UpstreamUrl {
-    pub scheme: http::uri::Scheme,
-    pub authority: http::uri::Authority,
-    pub base_path: String,
-}
-
-pub fn parse_upstream(url: &str) -> Result<UpstreamUrl, ConfigError> {
-    let bad = || ConfigError::BadUpstream(url.to_owned());
-    let uri: http::Uri = url.parse().map_err(|_| bad())?;
-    let scheme = uri.scheme().filter(|s| s.as_str() == "http" || s.as_str() == "https").ok_or_else(bad)?.clone();
-    let authority = uri.authority().ok_or_else(bad)?.clone();
-    if uri.query().is_some() {
-        return Err(bad());
-    }
-    let base_path = uri.path().trim_end_matches('/').to_owned();
-    Ok(UpstreamUrl { scheme, authority, base_path })
 }
 
 impl Config {
@@ -453,17 +287,6 @@ impl Config {
                 message: "name at least one provider".into(),
             });
         }
-        if self.identity.providers.contains(&Provider::Jwt) {
-            crate::serve::identity::validate_jwt(&self.identity.jwt)?;
-        }
-        if let Some(key) = &self.lists.page_token_key
-            && crate::serve::tokens::parse_key(key).is_none()
-        {
-            return Err(ConfigError::Invalid {
-                key: "lists.page_token_key",
-                message: "expected 64 hex characters".into(),
-            });
-        }
         if let Some(probe) = &self.upstream.readiness_probe
             && (!probe.starts_with('/') || probe.parse::<http::uri::PathAndQuery>().is_err())
         {
@@ -475,16 +298,6 @@ impl Config {
         self.credentials.validate()?;
         self.owners.validate()?;
         Ok(())
-    }
-
-    /// The decision settings of [`crate::core::decide`].
-    pub fn decide_settings(&self) -> crate::core::decide::Settings {
-        crate::core::decide::Settings {
-            base_path: self.base_path.clone(),
-            namespace_separators: self.upstream.namespace_separators.clone(),
-            max_body_bytes: self.limits.max_body_bytes,
-            ownership: self.narrowing.ownership,
-        }
     }
 }
 
@@ -506,7 +319,7 @@ mod tests {
         assert_eq!(c.listen.to_string(), "127.0.0.1:8181");
         assert_eq!(c.admin_listen.to_string(), "127.0.0.1:9181");
         assert_eq!(c.identity.providers, vec![Provider::Simple]);
-        assert_eq!(c.narrowing.ownership, OwnershipMode::Always);
+        assert_eq!(c.narrowing.ownership, Ownership::Always);
         let u = parse_upstream(c.upstream.url.as_deref().unwrap()).unwrap();
         assert_eq!(
             (u.scheme.as_str(), u.authority.as_str(), u.base_path.as_str()),

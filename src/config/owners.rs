@@ -1,6 +1,7 @@
 //! `[owners]` of the config file: which store, where, and the default that makes creators
 //! own what they create with no configuration (DESIGN.md §10).
 
+use super::error::ConfigError;
 use serde::Deserialize;
 use std::path::PathBuf;
 
@@ -93,8 +94,8 @@ impl Config {
         self.path.clone().or_else(default_path)
     }
 
-    pub fn validate(&self) -> Result<(), crate::config::ConfigError> {
-        let invalid = |key, message: &str| crate::config::ConfigError::Invalid { key, message: message.into() };
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |key, message: &str| ConfigError::Invalid { key, message: message.into() };
         match self.kind() {
             StoreKind::Postgres if self.url.is_none() == self.url_file.is_none() => Err(invalid(
                 "owners.url",

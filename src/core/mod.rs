@@ -5,6 +5,7 @@
 //! runtime, no network, no database.
 
 pub mod analysis;
+pub mod clock;
 pub mod credentials;
 pub mod decide;
 pub mod iceberg;

@@ -73,7 +73,7 @@ pub fn readiness(shared: &Shared) -> (bool, serde_json::Value) {
         "policy": {
             "generation": state.generation,
             "hash": state.snapshot.hash(),
-            "loaded_at": crate::ops::audit::rfc3339(state.loaded_at),
+            "loaded_at": crate::core::text::rfc3339(state.loaded_at),
             "stale": shared.health.stale.load(Ordering::Relaxed),
         },
         "upstream": {"reachable": reachable},

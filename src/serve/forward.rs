@@ -2,13 +2,10 @@
 //! response timeouts that are always on; failures become 502 and 504 (DESIGN.md §7).
 
 use crate::config::{Upstream as UpstreamConfig, UpstreamUrl};
+use crate::net::{ClientSettings, HttpsClient, https_client};
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use hyper::body::Incoming;
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use std::time::Duration;
 use thiserror::Error;
 
@@ -38,24 +35,20 @@ impl ForwardError {
 /// The upstream catalog and a pool of connections to it.
 #[derive(Clone, Debug)]
 pub struct Upstream {
-    client: Client<HttpsConnector<HttpConnector>, Body>,
+    client: HttpsClient<Body>,
     url: UpstreamUrl,
     response_timeout_ms: u64,
 }
 
 impl Upstream {
     pub fn new(url: UpstreamUrl, config: &UpstreamConfig) -> Result<Self, crate::net::TlsError> {
-        let mut http = HttpConnector::new();
-        http.set_connect_timeout(Some(Duration::from_millis(config.connect_timeout_ms)));
-        http.set_nodelay(true);
-        http.enforce_http(false);
         let tls = crate::net::client_config(config.ca_file.as_deref())?;
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(http);
-        let client = Client::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(60)).build(connector);
+        let settings = ClientSettings {
+            connect_timeout: Duration::from_millis(config.connect_timeout_ms),
+            nodelay: true,
+            pool_idle: Some(Duration::from_secs(60)),
+        };
+        let client = https_client(tls, settings);
         Ok(Self { client, url, response_timeout_ms: config.response_timeout_ms })
     }
 
@@ -94,19 +87,8 @@ impl Upstream {
         let timeout = Duration::from_millis(self.response_timeout_ms);
         match tokio::time::timeout(timeout, self.client.request(request)).await {
             Err(_) => Err(ForwardError::Timeout(self.response_timeout_ms)),
-            Ok(Err(e)) => Err(ForwardError::Unreachable(error_chain(&e))),
+            Ok(Err(e)) => Err(ForwardError::Unreachable(crate::core::text::error_chain(&e))),
             Ok(Ok(response)) => Ok(response),
         }
     }
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
 }

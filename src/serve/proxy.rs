@@ -102,9 +102,8 @@ async fn pipeline(
     accept::check_duplicates(&parts.headers).map_err(|r| Stop::plain(r, None))?;
 
     // identify
-    let principal = identity::identify(&shared.config.identity, &parts.headers, peer)
-        .await
-        .map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    let principal =
+        shared.identity.identify(&parts.headers, peer).await.map_err(|e| Stop::plain(Refusal::from(&e), None))?;
     record.user = Some(principal.user.clone());
     record.groups = Some(principal.groups.clone());
     record.identity_groups.clone_from(&principal.groups);
@@ -237,7 +236,7 @@ async fn pipeline(
     // forward
     let action = authorize::credential_scope(snap, &subject, &request).map(|scope| {
         let service = shared.config.upstream.auth == crate::config::UpstreamAuth::Service;
-        Action::decide(shared.config.credentials.mode, scope, service)
+        vending::action(shared.config.credentials.mode, scope, service)
     });
     record.credential = action.map(Action::audit);
     let query = route.query.canonical();

@@ -55,6 +55,8 @@ pub struct Shared {
     pub settings: Settings,
     pub upstream: Upstream,
     pub tokens: TokenCodec,
+    /// The identity providers, with the keys they load once.
+    pub identity: crate::serve::identity::Identifier,
     /// Keys `Idempotency-Key` per user, so one user's key never replays another's response.
     pub idempotency_secret: [u8; 32],
     pub audit: crate::ops::audit::Audit,
@@ -122,12 +124,29 @@ impl Shared {
                 m.generation.set(1);
                 m
             },
-            settings: config.decide_settings(),
+            settings: settings(&config),
+            identity: crate::serve::identity::Identifier::new(&config.identity),
             config,
             upstream,
             tokens,
             idempotency_secret,
         })
+    }
+}
+
+/// The settings of the listener and process that change a decision ([`crate::core::decide`]).
+pub fn settings(config: &Config) -> Settings {
+    use crate::config::Ownership;
+    use crate::core::roles::OwnershipMode;
+    Settings {
+        base_path: config.base_path.clone(),
+        namespace_separators: config.upstream.namespace_separators.clone(),
+        max_body_bytes: config.limits.max_body_bytes,
+        ownership: match config.narrowing.ownership {
+            Ownership::Always => OwnershipMode::Always,
+            Ownership::Narrowed => OwnershipMode::Narrowed,
+            Ownership::Caller => OwnershipMode::Caller,
+        },
     }
 }
 

@@ -6,16 +6,13 @@ use super::aws_chain::{Chain, ChainError};
 pub use crate::core::credentials::Minted;
 use crate::core::credentials::session_policy::{self, PolicyError};
 use crate::core::policy::authorize::Scope;
+use crate::net::{ClientSettings, HttpsClient, https_client};
 use aws_credential_types::Credentials;
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
 use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -64,7 +61,7 @@ pub struct MintRequest<'a> {
 /// An STS endpoint and a connection pool to it.
 #[derive(Clone, Debug)]
 pub struct StsClient {
-    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    client: HttpsClient<Full<Bytes>>,
     endpoint: http::Uri,
     region: String,
 }
@@ -79,15 +76,12 @@ impl StsClient {
         if endpoint.host().is_none() || !matches!(endpoint.scheme_str(), Some("http" | "https")) {
             return Err(StsError::Config(format!("endpoint `{text}` is not an http or https url")));
         }
-        let mut http = HttpConnector::new();
-        http.set_connect_timeout(Some(CONNECT_TIMEOUT));
-        http.enforce_http(false);
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(crate::net::client_config(None)?)
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(http);
-        let client = Client::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(60)).build(connector);
+        let settings = ClientSettings {
+            connect_timeout: CONNECT_TIMEOUT,
+            nodelay: false,
+            pool_idle: Some(Duration::from_secs(60)),
+        };
+        let client = https_client(crate::net::client_config(None)?, settings);
         Ok(Self { client, endpoint, region: region.to_owned() })
     }
 
@@ -109,7 +103,11 @@ impl StsClient {
             self.sign(&mut request, body.as_bytes(), credentials)?;
         }
         let exchange = async {
-            let response = self.client.request(request).await.map_err(|e| StsError::Unreachable(error_chain(&e)))?;
+            let response = self
+                .client
+                .request(request)
+                .await
+                .map_err(|e| StsError::Unreachable(crate::core::text::error_chain(&e)))?;
             let status = response.status().as_u16();
             let body = Limited::new(response.into_body(), MAX_RESPONSE_BYTES)
                 .collect()
@@ -144,17 +142,6 @@ impl StsClient {
         instructions.apply_to_request_http1x(request);
         Ok(())
     }
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
 }
 
 fn child<'a, 'i>(node: roxmltree::Node<'a, 'i>, name: &str) -> Option<roxmltree::Node<'a, 'i>> {
@@ -249,11 +236,11 @@ impl fmt::Debug for Downscoper {
 
 impl Downscoper {
     /// With icegate's credentials from the process environment.
-    pub fn new(config: &crate::core::credentials::Sts) -> Result<Self, StsError> {
+    pub fn new(config: &crate::config::credentials::Sts) -> Result<Self, StsError> {
         Self::with_chain(config, Chain::from_process_env())
     }
 
-    pub fn with_chain(config: &crate::core::credentials::Sts, chain: Chain) -> Result<Self, StsError> {
+    pub fn with_chain(config: &crate::config::credentials::Sts, chain: Chain) -> Result<Self, StsError> {
         let role_arn =
             config.role_arn.clone().filter(|r| !r.is_empty()).ok_or_else(|| {
                 StsError::Config("`credentials.sts.role_arn` is required in `s3-downscope` mode".into())

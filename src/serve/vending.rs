@@ -2,14 +2,16 @@
 //! table's locations from the upstream (cached briefly), minting downscoped credentials, and
 //! rewriting a credential-bearing response. The rules themselves are pure, in `credentials`.
 
+use crate::config::Credentials as Config;
+use crate::config::credentials::Mode;
 use crate::core::credentials::clean::{Endpoints, Rules};
 use crate::core::credentials::response::{Chunks, Parsed};
 use crate::core::credentials::s3url::{Endpoint, Origin};
 use crate::core::credentials::storage::TableStorage;
-use crate::core::credentials::{Action, Config, clean, envelope::EnvelopeError};
+use crate::core::credentials::{Action, clean, envelope::EnvelopeError};
 use crate::core::iceberg::OperationId;
 use crate::core::iceberg::routes::Route;
-use crate::core::policy::authorize::Scope;
+use crate::core::policy::authorize::{CredentialScope, Scope};
 use crate::serve::sts::{Downscoper, MintRequest, Minted, StsError};
 use bytes::Bytes;
 use std::collections::HashMap;
@@ -27,6 +29,32 @@ pub enum VendError {
     Mint(#[from] StsError),
     #[error("cannot mint downscoped credentials: `s3-downscope` is not set up ({0})")]
     NotConfigured(String),
+}
+
+/// The signing endpoints and origins of `[credentials.signing]` parse (checked at start-up).
+pub fn validate(config: &crate::config::Credentials) -> Result<(), crate::config::ConfigError> {
+    let invalid = |key, message: &str| crate::config::ConfigError::Invalid { key, message: message.to_owned() };
+    if config.signing.endpoints.iter().any(|e| Endpoint::parse(&e.url, e.path_style).is_none()) {
+        return Err(invalid("credentials.signing.endpoints", "each `url` must be `http[s]://host[:port][/base]`"));
+    }
+    if config.signing.signer_origins.iter().any(|o| Origin::parse(o).is_none()) {
+        return Err(invalid("credentials.signing.signer_origins", "each must be `http[s]://host[:port]`"));
+    }
+    Ok(())
+}
+
+/// What happens to one response's credentials: `scope` is the request's credential scope;
+/// `service` says the upstream authenticates icegate, not the caller, so what it vends is
+/// taken as WRITE (DESIGN.md §8).
+pub fn action(mode: Mode, scope: CredentialScope, service: bool) -> Action {
+    let broader = scope.narrowed < scope.unnarrowed || (service && scope.narrowed == Scope::Read);
+    match mode {
+        Mode::Passthrough => Action::Keep,
+        Mode::StripBroader if broader => Action::Strip,
+        Mode::StripBroader => Action::Keep,
+        Mode::Strip => Action::Strip,
+        Mode::S3Downscope => Action::Downscope(scope.narrowed),
+    }
 }
 
 /// Bounds the location cache; past it, expired entries go, then everything.
@@ -72,7 +100,7 @@ impl Vending {
     /// `read_headers` are the headers icegate reads ([`clean::read_headers`]).
     pub fn new(config: Config, upstream: Option<Origin>, read_headers: Vec<String>) -> Self {
         let downscoper = match config.mode {
-            crate::core::credentials::Mode::S3Downscope => Downscoper::new(&config.sts).map_err(|e| e.to_string()),
+            Mode::S3Downscope => Downscoper::new(&config.sts).map_err(|e| e.to_string()),
             _ => Err("the mode is not `s3-downscope`".to_owned()),
         };
         // Validated with the configuration; what does not parse was refused there.
@@ -236,6 +264,38 @@ mod tests {
             Classified::Route(r) => r,
             other => panic!("{other:?}"),
         }
+    }
+
+    fn scope(narrowed: Scope, unnarrowed: Scope) -> CredentialScope {
+        CredentialScope { narrowed, unnarrowed }
+    }
+
+    #[test]
+    fn signing_endpoints_and_origins_must_parse() {
+        let signing: crate::config::Credentials = toml::from_str(
+            "[signing]\nendpoints = [{ url = \"http://minio:9000\", path_style = true }, { url = \"https://gw/s3\" }]\nsigner_origins = [\"https://signer.example\"]",
+        )
+        .unwrap();
+        assert!(validate(&signing).is_ok());
+        for bad in
+            ["[signing]\nendpoints = [{ url = \"minio:9000\" }]", "[signing]\nsigner_origins = [\"https://s/path\"]"]
+        {
+            assert!(validate(&toml::from_str(bad).unwrap()).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn strip_broader_removes_only_what_narrowing_or_service_auth_made_broader() {
+        use Scope::{Read, Write};
+        let m = Mode::StripBroader;
+        assert_eq!(action(m, scope(Write, Write), false), Action::Keep);
+        assert_eq!(action(m, scope(Read, Read), false), Action::Keep);
+        assert_eq!(action(m, scope(Read, Write), false), Action::Strip);
+        assert_eq!(action(m, scope(Read, Read), true), Action::Strip);
+        assert_eq!(action(m, scope(Write, Write), true), Action::Keep);
+        assert_eq!(action(Mode::Strip, scope(Write, Write), false), Action::Strip);
+        assert_eq!(action(Mode::Passthrough, scope(Read, Write), true), Action::Keep);
+        assert_eq!(action(Mode::S3Downscope, scope(Read, Write), false), Action::Downscope(Read));
     }
 
     #[test]

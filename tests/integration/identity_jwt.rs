@@ -7,7 +7,8 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::HeaderMap;
 use icegate::config::{Identity, JwtIdentity, Provider};
-use icegate::serve::identity::{IdentityError, identify, validate_jwt};
+use icegate::core::clock::Clock;
+use icegate::serve::identity::{Identifier, IdentityError, validate_jwt};
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
@@ -56,8 +57,21 @@ pub(crate) fn rsa(name: &str) -> EncodingKey {
     EncodingKey::from_rsa_pem(&pem(name)).unwrap()
 }
 
-pub(crate) fn identity(jwt: JwtIdentity, providers: Vec<Provider>) -> Identity {
-    Identity { providers, jwt, ..Identity::default() }
+pub(crate) fn identity(jwt: JwtIdentity, providers: Vec<Provider>) -> Arc<Identifier> {
+    identity_on(jwt, providers, &Clock::real())
+}
+
+/// The providers, reading `clock` for the JWK set's cooldown, expiry and staleness.
+pub(crate) fn identity_on(jwt: JwtIdentity, providers: Vec<Provider>, clock: &Clock) -> Arc<Identifier> {
+    Arc::new(Identifier::with_clock(&Identity { providers, jwt, ..Identity::default() }, clock.clone()))
+}
+
+pub(crate) async fn identify(
+    c: &Identifier,
+    h: &HeaderMap,
+    peer: &icegate::serve::identity::Peer,
+) -> Result<icegate::core::roles::Principal, IdentityError> {
+    c.identify(h, peer).await
 }
 
 /// The provider with the static RSA and EC public keys.
@@ -77,11 +91,11 @@ pub(crate) fn bearer(token: &str) -> HeaderMap {
     h
 }
 
-pub(crate) async fn who(config: &Identity, token: &str) -> Result<icegate::core::roles::Principal, IdentityError> {
+pub(crate) async fn who(config: &Identifier, token: &str) -> Result<icegate::core::roles::Principal, IdentityError> {
     identify(config, &bearer(token), &icegate::serve::identity::Peer::plain(PEER)).await
 }
 
-pub(crate) async fn refused(config: &Identity, token: &str) -> String {
+pub(crate) async fn refused(config: &Identifier, token: &str) -> String {
     match who(config, token).await {
         Err(IdentityError::Invalid(m)) => m,
         other => panic!("expected an invalid credential, got {other:?}"),
@@ -285,7 +299,7 @@ pub(crate) fn jwk(private_pem: &str, kid: &str) -> Jwk {
 }
 
 /// `n` requests at once with `token`; how many were accepted.
-pub(crate) async fn burst(c: &Identity, token: &str, n: usize) -> usize {
+pub(crate) async fn burst(c: &Arc<Identifier>, token: &str, n: usize) -> usize {
     let tasks: Vec<_> = (0..n)
         .map(|_| {
             let (c, token) = (c.clone(), token.to_owned());
@@ -305,9 +319,9 @@ async fn unknown_kids_refetch_once_per_cooldown() {
     let server = JwksServer::start(vec![jwk("rsa1.key.pem", "k1")]).await;
     let jwt = server.config(3);
     validate_jwt(&jwt).unwrap();
-    let c = identity(jwt, vec![Provider::Jwt]);
+    let clock = Clock::manual();
+    let c = identity_on(jwt, vec![Provider::Jwt], &clock);
     let good = sign(Algorithm::RS256, &rsa("rsa1.key.pem"), Some("k1"), &claims(json!({})));
-    // signed before the clock matters: RSA signing is slow in a debug build
     let unknown: Vec<String> = (0..20)
         .map(|i| sign(Algorithm::RS256, &rsa("rsa1.key.pem"), Some(&format!("nope{i}")), &claims(json!({}))))
         .collect();
@@ -315,7 +329,7 @@ async fn unknown_kids_refetch_once_per_cooldown() {
     assert_eq!(server.hits(), 1, "the first burst fetches once");
     assert_eq!(burst(&c, &good, 20).await, 20);
     assert_eq!(server.hits(), 1, "a known kid is served from the cache");
-    tokio::time::sleep(Duration::from_millis(3_100)).await;
+    clock.advance(Duration::from_millis(3_100));
     // 20 tokens at once, each with a kid nobody knows
     let tasks: Vec<_> = unknown
         .into_iter()
@@ -331,13 +345,14 @@ async fn unknown_kids_refetch_once_per_cooldown() {
     let unknown = sign(Algorithm::RS256, &rsa("rsa1.key.pem"), Some("nope0"), &claims(json!({})));
     assert_eq!(burst(&c, &unknown, 20).await, 0);
     assert_eq!(server.hits(), 2, "the negative cache and the cooldown hold until it passes");
-    assert_eq!(c.jwt.keys.jwks_fetches(), 2);
+    assert_eq!(c.jwks_fetches(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_rotated_key_is_picked_up_after_the_cooldown() {
     let server = JwksServer::start(vec![jwk("rsa1.key.pem", "k1")]).await;
-    let c = identity(server.config(1), vec![Provider::Jwt]);
+    let clock = Clock::manual();
+    let c = identity_on(server.config(1), vec![Provider::Jwt], &clock);
     let old = sign(Algorithm::RS256, &rsa("rsa1.key.pem"), Some("k1"), &claims(json!({})));
     let new = sign(Algorithm::RS256, &rsa("rsa2.key.pem"), Some("k2"), &claims(json!({ "sub": "bob" })));
     assert_eq!(who(&c, &old).await.unwrap().user, "alice");
@@ -346,7 +361,7 @@ async fn a_rotated_key_is_picked_up_after_the_cooldown() {
     // the issuer rotates: k2 published, k1 retired
     *server.keys.lock().unwrap() = vec![jwk("rsa2.key.pem", "k2")];
     assert!(who(&c, &new).await.is_err(), "still within the cooldown");
-    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    clock.advance(Duration::from_millis(1_100));
     assert_eq!(who(&c, &new).await.unwrap().user, "bob");
     assert_eq!(server.hits(), 2);
     // k1 is gone from the refetched set: a token naming it is refused (no fetch: cooldown)
@@ -359,14 +374,15 @@ async fn a_rotated_key_is_picked_up_after_the_cooldown() {
 #[tokio::test]
 async fn a_stale_set_is_refetched_and_a_failed_fetch_keeps_the_keys() {
     let server = JwksServer::start(vec![jwk("rsa1.key.pem", "k1")]).await;
-    let c = identity(JwtIdentity { jwks_cache_secs: 1, ..server.config(1) }, vec![Provider::Jwt]);
+    let clock = Clock::manual();
+    let c = identity_on(JwtIdentity { jwks_cache_secs: 1, ..server.config(1) }, vec![Provider::Jwt], &clock);
     let token = sign(Algorithm::RS256, &rsa("rsa1.key.pem"), Some("k1"), &claims(json!({})));
     assert!(who(&c, &token).await.is_ok());
-    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    clock.advance(Duration::from_millis(1_100));
     assert!(who(&c, &token).await.is_ok());
     assert_eq!(server.hits(), 2, "a set older than jwks_cache_secs is refetched");
     server.failing.store(true, Ordering::SeqCst);
-    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    clock.advance(Duration::from_millis(1_100));
     assert!(who(&c, &token).await.is_ok(), "the last good keys outlive a failed fetch");
     assert_eq!(server.hits(), 3);
 }

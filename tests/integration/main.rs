@@ -10,6 +10,7 @@
 )]
 
 mod analysis_props;
+mod architecture;
 mod attacks;
 mod cli;
 mod conformance;

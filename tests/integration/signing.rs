@@ -306,8 +306,10 @@ async fn a_configured_endpoint_maps_hosts_the_table_does_not_name() {
     let g = gate(&upstream.url(""), POLICY, |_| {}).await;
     sign(&g, &sign_body("GET", uri)).await.assert_error(403, "ForbiddenException");
     let g = gate(&upstream.url(""), POLICY, |c| {
-        c.credentials.signing.endpoints =
-            vec![icegate::core::credentials::SigningEndpoint { url: "http://127.0.0.1:9000".into(), path_style: true }];
+        c.credentials.signing.endpoints = vec![icegate::config::credentials::SigningEndpoint {
+            url: "http://127.0.0.1:9000".into(),
+            path_style: true,
+        }];
     })
     .await;
     assert_eq!(sign(&g, &sign_body("GET", uri)).await.status, 200);
@@ -370,7 +372,7 @@ async fn finding_a_tables_config_cannot_set_headers_icegate_reads() {
     );
     let upstream = FakeUpstream::start(move |_: &Recorded| Reply::raw(200, &body)).await;
     let g =
-        gate(&upstream.url(""), POLICY, |c| c.credentials.mode = icegate::core::credentials::Mode::Passthrough).await;
+        gate(&upstream.url(""), POLICY, |c| c.credentials.mode = icegate::config::credentials::Mode::Passthrough).await;
     let a = send(g.addr, "GET", TABLE, &[("authorization", &basic("alice"))], b"").await;
     assert_eq!(a.status, 200, "{}", a.text());
     let kept = json!({"header.X-Custom": "kept", "s3.endpoint": "http://minio:9000"});

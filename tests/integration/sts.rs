@@ -7,7 +7,7 @@ use crate::support::TempDir;
 use aws_smithy_types::DateTime;
 use aws_smithy_types::date_time::Format;
 use hmac::{Hmac, Mac};
-use icegate::core::credentials::Sts;
+use icegate::config::credentials::Sts;
 use icegate::core::policy::authorize::Scope;
 use icegate::serve::aws_chain::{Chain, ChainError, Env};
 use icegate::serve::sts::{Downscoper, MintRequest, StsClient, StsError};

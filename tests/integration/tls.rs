@@ -5,7 +5,7 @@ use crate::support::TempDir;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use hyper_util::rt::TokioIo;
-use icegate::net::ListenerTls;
+use icegate::config::ListenerTls;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 use rustls::pki_types::ServerName;
 use rustls_pki_types::pem::PemObject;
@@ -158,7 +158,7 @@ async fn the_mtls_provider_maps_a_spiffe_id_to_the_user() {
 async fn the_mtls_provider_can_use_the_subject_cn() {
     let s = setup_with(true, |c| {
         c.identity.providers = vec![icegate::config::Provider::Mtls];
-        c.identity.mtls.source = icegate::serve::identity::mtls::MtlsSource::Cn;
+        c.identity.mtls.source = icegate::config::MtlsSource::Cn;
     })
     .await;
     assert_eq!(get_config(s.gate.addr, &s.ca.pem, Some(leaf(&s.ca, "alice"))).await, Ok(200));

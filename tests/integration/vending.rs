@@ -2,7 +2,7 @@
 //! that vends decoys: what the client gets, and what reached the upstream.
 
 use crate::fake_upstream::{FakeUpstream, Gate, Recorded, Reply, basic, gate, send};
-use icegate::core::credentials::Mode;
+use icegate::config::credentials::Mode;
 use serde_json::{Value, json};
 
 const POLICY: &str = r#"

@@ -9,15 +9,18 @@
 
 mod entry;
 mod general;
+mod model;
 mod scan;
 
+pub use model::{Entry, ListError};
+use model::{Field, TOKEN_KEY};
+
+use super::OperationId;
 use super::json::JsonError;
-use super::{Namespace, OperationId, TableIdent};
 use bytes::Bytes;
 use serde_json::value::RawValue;
 use std::fmt;
 use std::ops::Range;
-use thiserror::Error;
 
 pub use super::ListKind;
 
@@ -34,32 +37,6 @@ impl ListKind {
         }
     }
 }
-
-/// One listed object, by name: a namespace, or a table, view or function.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Entry {
-    Namespace(Namespace),
-    Object(TableIdent),
-}
-
-/// A list response icegate must filter but cannot read: 502, never passed through (DESIGN.md §7).
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-pub enum ListError {
-    #[error("upstream list response is not valid: {0}")]
-    Json(#[from] JsonError),
-    #[error("upstream list response is not valid: it has no `{0}`")]
-    MissingList(&'static str),
-    #[error("upstream list response is not valid: {0}")]
-    Shape(String),
-}
-
-impl ListError {
-    pub fn status(&self) -> u16 {
-        502
-    }
-}
-
-const TOKEN_KEY: &str = "next-page-token";
 
 /// A list response's bytes: borrowed, or shared with the buffer they arrived in, so that a page
 /// can reference its kept entries instead of copying them.
@@ -109,15 +86,6 @@ impl From<Bytes> for ListBytes<'static> {
     }
 }
 
-/// One response as read: spans of its text, and the decoded token.
-#[derive(Debug, Default)]
-struct Read {
-    fields: Vec<Field>,
-    kept: Vec<Range<usize>>,
-    next_page_token: Option<String>,
-    hidden: usize,
-}
-
 /// A filtered page: the kept entries as the upstream sent them, the upstream's page token, and
 /// the other top-level fields raw, in their order.
 #[derive(Clone, Debug, Default)]
@@ -134,16 +102,6 @@ pub struct ListPage<'a> {
 struct Kept<'a> {
     body: ListBytes<'a>,
     entries: Vec<Range<usize>>,
-}
-
-#[derive(Clone, Debug)]
-enum Field {
-    /// Where the entries stood.
-    List,
-    /// Where `next-page-token` stood.
-    Token,
-    /// Another field: its decoded key and the span of its raw value.
-    Other(String, Range<usize>),
 }
 
 impl<'a> ListPage<'a> {

@@ -1,7 +1,7 @@
 //! Validating parsed policy files and building the indexed [`Snapshot`] from them, so that
 //! every invariant stated in `snapshot.rs` holds by construction.
 
-use super::load::{Diagnostic, LoadError, Loaded};
+use super::diagnostic::{Diagnostic, LoadError, Loaded};
 use super::model::{Condition, ObjectType, OwnerType, Privilege};
 use super::names::{FullName, parse_full_name, role_name_problem};
 use super::raw::{self, Text};

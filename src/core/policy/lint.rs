@@ -8,7 +8,7 @@
 //! Subjects are the policy's users (their own roles and their static groups' roles) and its
 //! groups; groups an identity provider adds at request time are not known here.
 
-use super::load::Diagnostic;
+use super::diagnostic::Diagnostic;
 use super::model::{Condition, OwnerType, Privilege};
 use super::snapshot::{NodeId, RoleId, Snapshot};
 use std::collections::BTreeMap;

@@ -2,6 +2,7 @@
 
 pub mod authorize;
 mod build;
+pub mod diagnostic;
 pub mod entries;
 pub mod eval;
 pub mod explain;

@@ -7,10 +7,14 @@
 //! is forwarded: a store that cannot be written refuses the request with 503), then *settled*
 //! from the upstream's answer before the response is returned (`serve::ownership` has the rule).
 
+mod change;
 pub mod embedded;
 pub mod pg_tls;
 pub mod plan;
 pub mod postgres;
+mod sql;
+
+pub use change::{Change, Intent, Object, OwnersError, Settlement};
 
 pub use crate::config::owners::{Config, StoreKind, default_path, default_path_in};
 use crate::core::ownership::{Kind, OwnerIndex, Record, Source};
@@ -19,61 +23,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use thiserror::Error;
-
-#[derive(Debug, Error)]
-pub enum OwnersError {
-    #[error("cannot open the ownership store `{path}`: {reason}")]
-    Open { path: String, reason: String },
-    #[error("the ownership store failed: {0}")]
-    Store(String),
-    #[error("the ownership store is off (`[owners] store = \"off\"`)")]
-    Off,
-    #[error("the ownership store's worker failed: {0}")]
-    Task(String),
-    /// The upstream carried a change out; recording it failed (its intent stays pending).
-    #[error(
-        "the upstream carried the request out, but the ownership store could not record it yet ({0}); it is reconciled later"
-    )]
-    Unrecorded(String),
-}
-
-/// An object a change is about: its Gravitino full name and its path upstream (after the
-/// base path), for the existence checks of reconciliation.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Object {
-    pub kind: Kind,
-    pub full_name: String,
-    pub path: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Change {
-    Create(Object),
-    Drop(Object),
-    Rename { from: Object, to: Object },
-}
-
-/// A change a request is about to make, by whom.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Intent {
-    pub change: Change,
-    pub user: String,
-    /// For a create: the upstream said the object did not exist just before it was forwarded,
-    /// so finding it afterwards proves this request created it. Otherwise an ambiguous create
-    /// records nothing.
-    pub confirmable: bool,
-}
-
-/// How an intent turned out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Settlement {
-    /// `direct`: the upstream's answer to the request itself said so.
-    Happened {
-        direct: bool,
-    },
-    DidNotHappen,
-}
 
 #[derive(Debug)]
 enum Backend {
@@ -276,7 +225,7 @@ impl Owners {
 
     /// Writes the intents durably; their ids in order.
     pub async fn begin(self: &Arc<Self>, intents: Vec<Intent>) -> Result<Vec<(i64, Intent)>, OwnersError> {
-        let now = crate::ops::audit::rfc3339_now();
+        let now = crate::core::text::rfc3339_now();
         let ids = match &self.backend {
             Backend::Off => return Err(OwnersError::Off),
             Backend::Unavailable(why) => return Err(OwnersError::Store(why.clone())),
@@ -291,7 +240,7 @@ impl Owners {
 
     /// Settles one intent and updates the index to match.
     pub async fn settle(self: &Arc<Self>, id: i64, intent: Intent, settlement: Settlement) -> Result<(), OwnersError> {
-        let now = crate::ops::audit::rfc3339_now();
+        let now = crate::core::text::rfc3339_now();
         let generation = match &self.backend {
             Backend::Off => return Err(OwnersError::Off),
             Backend::Unavailable(why) => return Err(OwnersError::Store(why.clone())),
@@ -322,7 +271,7 @@ impl Owners {
     /// The intents not yet settled that began more than `age` ago, oldest first.
     pub async fn pending(self: &Arc<Self>, age: Duration) -> Result<Vec<(i64, Intent)>, OwnersError> {
         let cutoff =
-            crate::ops::audit::rfc3339(std::time::SystemTime::now().checked_sub(age).unwrap_or(std::time::UNIX_EPOCH));
+            crate::core::text::rfc3339(std::time::SystemTime::now().checked_sub(age).unwrap_or(std::time::UNIX_EPOCH));
         match &self.backend {
             Backend::Off | Backend::Unavailable(_) => Ok(Vec::new()),
             Backend::Embedded(..) => self.blocking(move |o| o.embedded(|s| s.pending(&cutoff))).await,
@@ -393,8 +342,8 @@ impl Owners {
     ) -> Result<(), OwnersError> {
         let now_at = std::time::SystemTime::now();
         let expires_at =
-            now_at.checked_add(ttl).map_or_else(|| "9999-12-31T23:59:59.999Z".to_owned(), crate::ops::audit::rfc3339);
-        let now = crate::ops::audit::rfc3339(now_at);
+            now_at.checked_add(ttl).map_or_else(|| "9999-12-31T23:59:59.999Z".to_owned(), crate::core::text::rfc3339);
+        let now = crate::core::text::rfc3339(now_at);
         match &self.backend {
             Backend::Off => Ok(()),
             Backend::Unavailable(why) => Err(OwnersError::Store(why.clone())),
@@ -411,7 +360,7 @@ impl Owners {
 
     /// The location a replica recorded for `user`'s stage-create of `full_name`, unless expired.
     pub async fn recall_staged(self: &Arc<Self>, user: &str, full_name: &str) -> Result<Option<String>, OwnersError> {
-        let now = crate::ops::audit::rfc3339_now();
+        let now = crate::core::text::rfc3339_now();
         match &self.backend {
             Backend::Off | Backend::Unavailable(_) => Ok(None),
             Backend::Embedded(..) => {

@@ -2,7 +2,7 @@
 //! commit of a staged create, not at the stage), drops and renames, with each object's full
 //! name and upstream path.
 
-use super::{Change, Object};
+use super::change::{Change, Object};
 use crate::core::iceberg::body::Body;
 use crate::core::iceberg::path::encode;
 use crate::core::iceberg::routes::Route;

@@ -6,10 +6,10 @@
 //! Columns are read with `try_get`: a table altered behind icegate's back is an error (503 for
 //! writes), never a panic.
 
-use super::Settlement;
-use super::embedded::{FORGET_EXPIRED_STAGED, MIGRATIONS, RECALL_STAGED, REMEMBER_STAGED, intent_of, record_of};
+use super::change::{Change, Intent, OwnersError, Settlement};
 use super::pg_tls::{self, MakeRustls, RustlsStream, SslMode};
-use super::{Change, Config, Intent, OwnersError};
+use super::sql::{FORGET_EXPIRED_STAGED, MIGRATIONS, RECALL_STAGED, REMEMBER_STAGED, intent_of, record_of};
+use crate::config::owners::Config;
 use crate::core::ownership::{Kind, Record};
 use crate::core::policy::model::OwnerType;
 use std::sync::Arc;
@@ -33,13 +33,7 @@ pub struct Postgres {
 
 /// The error with its causes (a TLS failure's reason is in its source).
 fn db(e: tokio_postgres::Error) -> OwnersError {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(&e);
-    while let Some(cause) = source {
-        text = format!("{text}: {cause}");
-        source = cause.source();
-    }
-    OwnersError::Store(text)
+    OwnersError::Store(crate::core::text::error_chain(&e))
 }
 
 impl Postgres {

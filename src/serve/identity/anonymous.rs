@@ -1,6 +1,6 @@
 //! `anonymous` (off by default): a request without any credential is the user `anonymous`.
 
-use super::Recognized;
+use super::error::Recognized;
 use crate::core::roles::Principal;
 use http::HeaderMap;
 

@@ -1,7 +1,7 @@
 //! `header`: user and groups set by a trusted authenticating hop, accepted only from the
 //! configured peers (anything else could set them).
 
-use super::{IdentityError, Recognized};
+use super::error::{IdentityError, Recognized};
 use crate::config::HeaderIdentity;
 use crate::core::roles::Principal;
 use http::HeaderMap;

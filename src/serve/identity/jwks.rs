@@ -10,12 +10,11 @@
 //! until a fetch succeeds again, so a retired key cannot be kept alive by keeping the endpoint
 //! down.
 
+use crate::core::clock::Clock;
+use crate::net::{ClientSettings, HttpsClient, https_client};
 use bytes::Bytes;
 use http::Uri;
 use http_body_util::{BodyExt, Empty, Limited};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use jsonwebtoken::jwk::{Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use rustc_hash::FxHashMap;
@@ -57,11 +56,20 @@ struct State {
     unknown: FxHashMap<String, Instant>,
 }
 
+/// When the set is refetched: at most once per `cooldown`, when older than `ttl`; its keys
+/// serve at most `max_stale` after the last good fetch.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    pub cooldown: Duration,
+    pub ttl: Duration,
+    pub max_stale: Duration,
+}
+
 /// The shared, cached JWK set.
 #[derive(Debug)]
 pub struct Jwks {
     url: Uri,
-    client: Client<hyper_rustls::HttpsConnector<HttpConnector>, Empty<Bytes>>,
+    client: HttpsClient<Empty<Bytes>>,
     cooldown: Duration,
     ttl: Duration,
     /// How long after the last good fetch its keys are still used.
@@ -69,29 +77,25 @@ pub struct Jwks {
     state: RwLock<State>,
     fetch: tokio::sync::Mutex<()>,
     fetches: AtomicU64,
+    clock: Clock,
 }
 
 impl Jwks {
     /// `tls`: the roots an `https://` JWK set URL is verified against; `max_stale`: how long the
     /// keys of the last good fetch outlive failed ones.
-    pub fn new(url: Uri, cooldown: Duration, ttl: Duration, max_stale: Duration, tls: rustls::ClientConfig) -> Self {
-        let mut http = HttpConnector::new();
-        http.set_connect_timeout(Some(FETCH_TIMEOUT));
-        http.enforce_http(false);
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(http);
+    pub fn new(url: Uri, timing: Timing, tls: rustls::ClientConfig, clock: Clock) -> Self {
+        let Timing { cooldown, ttl, max_stale } = timing;
+        let settings = ClientSettings { connect_timeout: FETCH_TIMEOUT, nodelay: false, pool_idle: None };
         Self {
             url,
-            client: Client::builder(TokioExecutor::new()).build(connector),
+            client: https_client(tls, settings),
             cooldown,
             ttl,
             max_stale,
             state: RwLock::new(State::default()),
             fetch: tokio::sync::Mutex::new(()),
             fetches: AtomicU64::new(0),
+            clock,
         }
     }
 
@@ -109,13 +113,13 @@ impl Jwks {
 
     /// Whether the keys held may still be used: the last good fetch is within `max_stale`.
     fn usable(&self) -> bool {
-        self.read().fetched.is_some_and(|t| t.elapsed() < self.max_stale)
+        self.read().fetched.is_some_and(|t| self.clock.since(t) < self.max_stale)
     }
 
     async fn lookup(&self, kid: &str) -> Option<Arc<JwkKey>> {
         let stale = {
             let s = self.read();
-            let now = Instant::now();
+            let now = self.clock.now();
             let known = s.by_kid.get(kid).cloned();
             if known.is_some() && self.fresh(&s, now) {
                 return known;
@@ -142,7 +146,7 @@ impl Jwks {
             if s.unknown.len() >= MAX_NEGATIVE {
                 s.unknown.clear();
             }
-            s.unknown.insert(kid.to_owned(), Instant::now());
+            s.unknown.insert(kid.to_owned(), self.clock.now());
         }
         found
     }
@@ -152,7 +156,7 @@ impl Jwks {
     pub async fn all(&self) -> Vec<Arc<JwkKey>> {
         let stale = {
             let s = self.read();
-            let now = Instant::now();
+            let now = self.clock.now();
             !self.fresh(&s, now) && self.may_fetch(&s, now)
         };
         if stale {
@@ -181,13 +185,13 @@ impl Jwks {
 
     /// The fetch itself, by the request holding the fetch turn.
     async fn refresh_holding(&self, _turn: tokio::sync::MutexGuard<'_, ()>) {
-        if !self.may_fetch(&self.read(), Instant::now()) {
+        if !self.may_fetch(&self.read(), self.clock.now()) {
             return;
         }
         self.fetches.fetch_add(1, Ordering::Relaxed);
         let result = self.download().await;
         let mut s = self.write();
-        let now = Instant::now();
+        let now = self.clock.now();
         s.attempted = Some(now);
         match result {
             Ok((by_kid, unnamed)) => {

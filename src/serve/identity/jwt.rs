@@ -9,43 +9,38 @@
 //! The user is the first present of `user_claims`, the groups a list claim, and the optional
 //! active-roles claim becomes [`Principal::claim_roles`] (DESIGN.md §5).
 
-use super::jwks::{JwkKey, Jwks};
-use super::{IdentityError, Recognized};
+use super::error::{IdentityError, Recognized};
+use super::jwks::{JwkKey, Jwks, Timing};
 use crate::config::{ConfigError, JwtIdentity};
+use crate::core::clock::Clock;
 use crate::core::roles::Principal;
 use http::HeaderMap;
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
 use std::str::FromStr;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
-/// The provider's keys, built once from its config and shared by every clone of the config.
-#[derive(Clone, Default)]
-pub struct JwtKeys(Arc<OnceLock<Result<Arc<Keys>, String>>>);
-
-impl std::fmt::Debug for JwtKeys {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let state = match self.0.get() {
-            None => "not loaded",
-            Some(Ok(_)) => "loaded",
-            Some(Err(_)) => "failed",
-        };
-        f.debug_tuple("JwtKeys").field(&state).finish()
-    }
+/// The `jwt` provider: its settings and the keys built from them once, at start-up (a key that
+/// cannot be loaded is refused at start-up by [`validate`]; an in-process server built without
+/// that check refuses every token with the reason in its log).
+#[derive(Debug)]
+pub struct Provider {
+    config: JwtIdentity,
+    keys: Result<Arc<Keys>, String>,
 }
 
-impl JwtKeys {
-    fn get(&self, config: &JwtIdentity) -> Result<&Arc<Keys>, &str> {
-        self.0.get_or_init(|| Keys::load(config).map(Arc::new)).as_ref().map_err(String::as_str)
+impl Provider {
+    pub fn new(config: &JwtIdentity, clock: Clock) -> Self {
+        Self { config: config.clone(), keys: Keys::load(config, clock).map(Arc::new) }
     }
 
     /// JWK set fetches so far (0 without `jwks_url`).
     pub fn jwks_fetches(&self) -> u64 {
-        match self.0.get() {
-            Some(Ok(keys)) => keys.jwks.as_ref().map_or(0, |j| j.fetches()),
-            _ => 0,
+        match &self.keys {
+            Ok(keys) => keys.jwks.as_ref().map_or(0, |j| j.fetches()),
+            Err(_) => 0,
         }
     }
 }
@@ -60,7 +55,7 @@ pub struct Keys {
 }
 
 impl Keys {
-    fn load(config: &JwtIdentity) -> Result<Self, String> {
+    fn load(config: &JwtIdentity, clock: Clock) -> Result<Self, String> {
         let algorithms = config.algorithms.iter().filter_map(|a| Algorithm::from_str(a).ok()).collect();
         let mut static_keys = Vec::new();
         for path in &config.public_keys {
@@ -78,10 +73,13 @@ impl Keys {
         let jwks = match &config.jwks_url {
             Some(url) => Some(Jwks::new(
                 jwks_uri(url)?,
-                Duration::from_secs(config.jwks_refresh_cooldown_secs),
-                Duration::from_secs(config.jwks_cache_secs),
-                Duration::from_secs(config.jwks_max_stale_secs),
+                Timing {
+                    cooldown: Duration::from_secs(config.jwks_refresh_cooldown_secs),
+                    ttl: Duration::from_secs(config.jwks_cache_secs),
+                    max_stale: Duration::from_secs(config.jwks_max_stale_secs),
+                },
                 crate::net::client_config(None).map_err(|e| e.to_string())?,
+                clock,
             )),
             None => None,
         };
@@ -143,16 +141,17 @@ pub fn validate(config: &JwtIdentity) -> Result<(), ConfigError> {
     if let Some(url) = &config.jwks_url {
         jwks_uri(url).map_err(|m| invalid("identity.jwt.jwks_url", m))?;
     }
-    config.keys.get(config).map(|_| ()).map_err(|m| invalid("identity.jwt.public_keys", m.to_owned()))
+    Keys::load(config, Clock::real()).map(|_| ()).map_err(|m| invalid("identity.jwt.public_keys", m))
 }
 
-pub(super) async fn recognize(config: &JwtIdentity, headers: &HeaderMap) -> Result<Recognized, IdentityError> {
+pub(super) async fn recognize(provider: &Provider, headers: &HeaderMap) -> Result<Recognized, IdentityError> {
+    let config = &provider.config;
     let Some(value) = headers.get(http::header::AUTHORIZATION) else { return Ok(Recognized::No) };
     let Some(token) = value.to_str().ok().and_then(bearer) else { return Ok(Recognized::No) };
     if token.split('.').count() != 3 {
         return Ok(Recognized::No);
     }
-    let keys = config.keys.get(config).map_err(|m| {
+    let keys = provider.keys.as_ref().map_err(|m| {
         tracing::warn!("identity.jwt: {m}");
         invalid("the provider's keys could not be loaded".into())
     })?;

@@ -3,58 +3,60 @@
 //! never a fall-through to a weaker provider.
 
 mod anonymous;
+mod error;
 mod header;
 mod jwks;
 mod jwt;
 pub mod mtls;
+mod peer;
 pub mod simple;
 
-pub use jwt::JwtKeys;
+pub use error::IdentityError;
+use error::Recognized;
 pub use jwt::validate as validate_jwt;
+pub use peer::Peer;
 
 use crate::config::{Identity, Provider};
+use crate::core::clock::Clock;
 use crate::core::roles::Principal;
 use http::HeaderMap;
-use std::net::IpAddr;
-use thiserror::Error;
 
-/// Why a request is not authenticated (401).
-#[derive(Clone, Debug, Error, PartialEq, Eq)]
-pub enum IdentityError {
-    #[error("no credential: send `Authorization: Basic ...`{0}")]
-    Missing(&'static str),
-    #[error("invalid credential: {0}")]
-    Invalid(String),
-    #[error("identity headers `{user}` and `{groups}` are accepted only from a trusted peer")]
-    UntrustedPeer { user: String, groups: String },
+/// The configured providers, with what they build once (the `jwt` provider's keys).
+#[derive(Debug)]
+pub struct Identifier {
+    config: Identity,
+    jwt: jwt::Provider,
 }
 
-/// What a provider made of a request.
-enum Recognized {
-    /// Not this provider's kind of credential: try the next.
-    No,
-    Yes(Principal),
+impl Identifier {
+    pub fn new(config: &Identity) -> Self {
+        Self::with_clock(config, Clock::real())
+    }
+
+    /// As [`Identifier::new`], reading `clock` for the JWK set's expiry.
+    pub fn with_clock(config: &Identity, clock: Clock) -> Self {
+        Self { config: config.clone(), jwt: jwt::Provider::new(&config.jwt, clock) }
+    }
+
+    /// Who is calling (see [`identify`]).
+    pub async fn identify(&self, headers: &HeaderMap, peer: &Peer) -> Result<Principal, IdentityError> {
+        identify(&self.config, &self.jwt, headers, peer).await
+    }
+
+    /// The `jwt` provider's JWK set fetches so far.
+    pub fn jwks_fetches(&self) -> u64 {
+        self.jwt.jwks_fetches()
+    }
 }
 
 /// Who is calling, from the request's headers and peer. Awaits only when a `jwt` token names a
 /// key the JWK set cache does not hold and a refetch is due.
-/// The other end of a connection: its address, and the client certificate the TLS listener
-/// verified, if any (DER).
-#[derive(Clone, Debug)]
-pub struct Peer {
-    pub ip: IpAddr,
-    pub client_cert: Option<std::sync::Arc<Vec<u8>>>,
-    /// Whether the connection sent a head with ambiguous framing ([`crate::serve::framing`]).
-    pub framing: std::sync::Arc<crate::serve::framing::Ambiguity>,
-}
-
-impl Peer {
-    pub fn plain(ip: IpAddr) -> Self {
-        Self { ip, client_cert: None, framing: std::sync::Arc::default() }
-    }
-}
-
-pub async fn identify(config: &Identity, headers: &HeaderMap, peer: &Peer) -> Result<Principal, IdentityError> {
+async fn identify(
+    config: &Identity,
+    jwt: &jwt::Provider,
+    headers: &HeaderMap,
+    peer: &Peer,
+) -> Result<Principal, IdentityError> {
     // A spoofing attempt is refused whatever the order of the providers (DESIGN.md §6), never
     // ignored in favour of another credential the request also carries.
     if config.providers.contains(&Provider::Header) && !config.header.trusted_peers.contains(&peer.ip) {
@@ -65,7 +67,7 @@ pub async fn identify(config: &Identity, headers: &HeaderMap, peer: &Peer) -> Re
             Provider::Simple => simple::recognize(headers)?,
             Provider::Header => header::recognize(&config.header, headers, peer.ip)?,
             Provider::Mtls => mtls::recognize(&config.mtls, peer)?,
-            Provider::Jwt => jwt::recognize(&config.jwt, headers).await?,
+            Provider::Jwt => jwt::recognize(jwt, headers).await?,
             Provider::Anonymous => anonymous::recognize(headers),
         };
         if let Recognized::Yes(principal) = outcome {
@@ -91,6 +93,7 @@ fn refuse_identity_headers(config: &Identity, headers: &HeaderMap) -> Result<(),
 mod tests {
     use super::*;
     use crate::config::HeaderIdentity;
+    use std::net::IpAddr;
 
     fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
         let mut h = HeaderMap::new();
@@ -113,7 +116,7 @@ mod tests {
     /// `identify` outside a runtime (no provider here awaits).
     fn identify(config: &Identity, headers: &HeaderMap, peer: IpAddr) -> Result<Principal, IdentityError> {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(super::identify(config, headers, &Peer::plain(peer)))
+        rt.block_on(Identifier::new(config).identify(headers, &Peer::plain(peer)))
     }
 
     #[test]

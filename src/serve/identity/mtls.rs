@@ -1,30 +1,12 @@
 //! `mtls`: the client certificate the TLS listener verified against its client CA names the
 //! user — a SAN URI (e.g. a SPIFFE ID) after a configured prefix, or the subject CN.
 
-use super::{IdentityError, Peer, Recognized};
+use super::error::{IdentityError, Recognized};
+use super::peer::Peer;
+use crate::config::{MtlsIdentity, MtlsSource};
 use crate::core::roles::Principal;
-use serde::Deserialize;
 use x509_parser::extensions::GeneralName;
 use x509_parser::prelude::{FromDer, X509Certificate};
-
-/// Where the user name comes from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MtlsSource {
-    /// The first SAN URI that starts with `san_uri_prefix`, the prefix removed.
-    #[default]
-    SanUri,
-    /// The subject's common name.
-    Cn,
-}
-
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct MtlsIdentity {
-    pub source: MtlsSource,
-    /// e.g. `spiffe://example.org/ns/jobs/sa/` maps `spiffe://example.org/ns/jobs/sa/etl` to `etl`.
-    pub san_uri_prefix: String,
-}
 
 pub(super) fn recognize(config: &MtlsIdentity, peer: &Peer) -> Result<Recognized, IdentityError> {
     let Some(der) = peer.client_cert.as_deref() else { return Ok(Recognized::No) };

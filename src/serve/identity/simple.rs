@@ -1,7 +1,7 @@
 //! `simple`, Gravitino's default: `Authorization: Basic base64(user:anything)`; the user is the
 //! text before the first `:`, and no password is checked (trusted networks only).
 
-use super::{IdentityError, Recognized};
+use super::error::{IdentityError, Recognized};
 use crate::core::roles::Principal;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;

@@ -111,7 +111,7 @@ async fn slow_readers_do_not_hold_the_in_flight_cap() {
         move |r| if r.target.ends_with("/big") { Reply::raw(200, &big) } else { Reply::ok() },
         |c| {
             c.limits.max_in_flight = 2;
-            c.credentials.mode = icegate::core::credentials::Mode::Passthrough;
+            c.credentials.mode = icegate::config::credentials::Mode::Passthrough;
         },
     )
     .await;

@@ -9,10 +9,13 @@
 
 use super::{Lab, ORDERS};
 use crate::fake_upstream::{Reply, send};
-use crate::identity_jwt::{JwksServer, claims, identity, jwk, now, pem, refused, rsa, sign, static_config, who};
+use crate::identity_jwt::{
+    JwksServer, claims, identity, identity_on, jwk, now, pem, refused, rsa, sign, static_config, who,
+};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use icegate::config::Provider;
+use icegate::core::clock::Clock;
 use jsonwebtoken::{Algorithm, EncodingKey};
 use serde_json::{Value, json};
 use std::sync::atomic::Ordering;
@@ -179,20 +182,21 @@ async fn finding_a_jwks_endpoint_kept_down_fails_closed_after_max_staleness() {
     let server = JwksServer::start(vec![jwk("rsa1.key.pem", "k1")]).await;
     let jwt = icegate::config::JwtIdentity { jwks_cache_secs: 1, jwks_max_stale_secs: 2, ..server.config(1) };
     icegate::serve::identity::validate_jwt(&jwt).unwrap();
-    let c = identity(jwt, vec![Provider::Jwt]);
+    let clock = Clock::manual();
+    let c = identity_on(jwt, vec![Provider::Jwt], &clock);
     let token = sign(Algorithm::RS256, &rsa("rsa1.key.pem"), Some("k1"), &claims(json!({})));
     let unnamed = sign(Algorithm::RS256, &rsa("rsa1.key.pem"), None, &claims(json!({})));
     assert!(who(&c, &token).await.is_ok());
     server.failing.store(true, Ordering::SeqCst);
-    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    clock.advance(Duration::from_millis(1_200));
     assert!(who(&c, &token).await.is_ok(), "within max staleness the last good keys serve");
-    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    clock.advance(Duration::from_millis(1_000));
     let m = refused(&c, &token).await;
     assert!(m.contains("k1"), "{m}");
     assert!(who(&c, &unnamed).await.is_err(), "a token without kid fails closed too");
     // the endpoint recovers: the next fetch (after the cooldown) restores service
     server.failing.store(false, Ordering::SeqCst);
-    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    clock.advance(Duration::from_millis(1_100));
     assert_eq!(who(&c, &token).await.unwrap().user, "alice");
     // and the setting cannot be shorter than the cache period
     let bad = icegate::config::JwtIdentity { jwks_cache_secs: 10, jwks_max_stale_secs: 5, ..server.config(1) };

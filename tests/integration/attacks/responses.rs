@@ -129,7 +129,7 @@ async fn credential_decoys_outside_the_tables_locations_are_removed() {
     let text = body.to_string();
     let lab = Lab::with(
         move |_| Reply::raw(200, &text),
-        |c| c.credentials.mode = icegate::core::credentials::Mode::Passthrough,
+        |c| c.credentials.mode = icegate::config::credentials::Mode::Passthrough,
     )
     .await;
     let a = lab.call("alice", "GET", ORDERS, &[("x-iceberg-access-delegation", "vended-credentials")], b"").await;

@@ -6,7 +6,8 @@
 //! [`json::check_strict_nested`] only to tell a malformed entry, which is hidden, from a
 //! response that is not strict JSON (502). [`Reused`] serves the scanner's common entries.
 
-use super::{Entry, ListKind};
+use super::model::Entry;
+use crate::core::iceberg::ListKind;
 use crate::core::iceberg::json::{self, JsonError};
 use crate::core::iceberg::{Namespace, TableIdent, names};
 use serde::Deserialize;

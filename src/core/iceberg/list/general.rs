@@ -7,7 +7,8 @@
 //! a whole in one streaming pass.
 
 use super::entry;
-use super::{Entry, Field, ListError, ListKind, Read, TOKEN_KEY};
+use super::model::{Entry, Field, ListError, Read, TOKEN_KEY};
+use crate::core::iceberg::ListKind;
 use crate::core::iceberg::json::{self, JsonError};
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::error::Category;

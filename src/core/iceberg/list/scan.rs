@@ -12,7 +12,8 @@
 
 use super::entry::{self, Reused};
 use super::general::{FIELD_DEPTH, Replay};
-use super::{Entry, Field, ListKind, Read, TOKEN_KEY};
+use super::model::{Entry, Field, Read, TOKEN_KEY};
+use crate::core::iceberg::ListKind;
 use crate::core::iceberg::json;
 pub(super) use crate::core::wordscan::string_stop;
 use serde::Deserialize;

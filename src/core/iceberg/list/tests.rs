@@ -1,5 +1,6 @@
 use super::*;
 use crate::core::iceberg::json;
+use crate::core::iceberg::{Namespace, TableIdent};
 
 mod differential;
 mod old;

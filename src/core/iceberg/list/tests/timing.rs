@@ -2,6 +2,7 @@
 //! `cargo test --release --lib iceberg::list::tests::timing -- --ignored --nocapture`.
 
 use super::super::*;
+use crate::core::iceberg::{Namespace, TableIdent};
 use crate::core::policy::entries::EntryFilter;
 use crate::core::roles::{ActiveRoles, OwnershipMode, Principal, check_user, narrow};
 use std::fmt::Write as _;

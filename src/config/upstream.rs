@@ -1,0 +1,77 @@
+//! `[upstream]`: the catalog icegate stands in front of, and how it is reached.
+
+use super::error::ConfigError;
+use serde::Deserialize;
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UpstreamAuth {
+    /// Forward the caller's `Authorization`.
+    #[default]
+    Passthrough,
+    /// Replace it with `upstream.service_authorization`.
+    Service,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Upstream {
+    /// `http://host:port` plus the upstream's own base path, e.g. `http://catalog:8181/iceberg`.
+    pub url: Option<String>,
+    pub auth: UpstreamAuth,
+    /// The `Authorization` value sent upstream in `service` mode.
+    pub service_authorization: Option<String>,
+    /// A file holding `service_authorization` (a mounted Secret), read at start-up.
+    pub service_authorization_file: Option<PathBuf>,
+    /// Separators besides `%1F` the upstream accepts in namespaces (refused in levels).
+    pub namespace_separators: Vec<String>,
+    pub connect_timeout_ms: u64,
+    /// Time to the upstream's response headers.
+    pub response_timeout_ms: u64,
+    /// Send the enforced active set upstream as `X-Gravitino-Active-Roles` (false strips it).
+    pub forward_active_roles: bool,
+    /// A CA (PEM) trusted for an `https://` upstream, besides the system's roots.
+    pub ca_file: Option<PathBuf>,
+    /// What `/readyz` asks the upstream (path and query after its base path), e.g.
+    /// `/v1/config?warehouse=lake` for a catalog that needs a warehouse. Unset: `/v1/config`
+    /// with the query of the last getConfig a client sent that the upstream answered 2xx.
+    pub readiness_probe: Option<String>,
+}
+
+impl Default for Upstream {
+    fn default() -> Self {
+        Self {
+            url: None,
+            auth: UpstreamAuth::Passthrough,
+            service_authorization: None,
+            service_authorization_file: None,
+            namespace_separators: Vec::new(),
+            connect_timeout_ms: 2_000,
+            response_timeout_ms: 30_000,
+            forward_active_roles: true,
+            ca_file: None,
+            readiness_probe: None,
+        }
+    }
+}
+
+/// The upstream split into what the client dials and the base path it serves under.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpstreamUrl {
+    pub scheme: http::uri::Scheme,
+    pub authority: http::uri::Authority,
+    pub base_path: String,
+}
+
+pub fn parse_upstream(url: &str) -> Result<UpstreamUrl, ConfigError> {
+    let bad = || ConfigError::BadUpstream(url.to_owned());
+    let uri: http::Uri = url.parse().map_err(|_| bad())?;
+    let scheme = uri.scheme().filter(|s| s.as_str() == "http" || s.as_str() == "https").ok_or_else(bad)?.clone();
+    let authority = uri.authority().ok_or_else(bad)?.clone();
+    if uri.query().is_some() {
+        return Err(bad());
+    }
+    let base_path = uri.path().trim_end_matches('/').to_owned();
+    Ok(UpstreamUrl { scheme, authority, base_path })
+}
