@@ -114,7 +114,7 @@ impl Builder {
         for (path, file) in files {
             self.at(path);
             if file.version.value != 1 {
-                let line = file.version.referenced.line();
+                let line = file.version.line();
                 self.error(line, format!("unsupported policy version `{}`; expected `1`", file.version.value));
             }
             if let Some(m) = &file.metalake {
@@ -142,7 +142,7 @@ impl Builder {
             if let Some(r) = &file.require_known_user {
                 match require {
                     Some(prev) if prev != r.value => self.error(
-                        r.referenced.line(),
+                        r.line(),
                         format!("require_known_user `{}` differs from `{prev}` in an earlier file", r.value),
                     ),
                     _ => require = Some(r.value),
@@ -271,8 +271,7 @@ impl Builder {
                     slot.insert(name.as_str().into());
                 }
             }
-            let (sensitive, line) =
-                c.case_sensitive.as_ref().map_or((true, c.name.line()), |s| (s.value, s.referenced.line()));
+            let (sensitive, line) = c.case_sensitive.as_ref().map_or((true, c.name.line()), |s| (s.value, s.line()));
             match seen.entry(name.clone()) {
                 Entry::Occupied(first) if first.get().0 != sensitive => {
                     let (_, f, l) = first.get();
