@@ -58,8 +58,9 @@ fn parents(snap: &Snapshot) -> Vec<Option<NodeId>> {
     let mut parent = vec![None; snap.nodes.len()];
     for (i, node) in snap.nodes.iter().enumerate() {
         let id = NodeId(u32::try_from(i).unwrap_or(u32::MAX));
-        let children = node.children.values().chain(node.tables.values()).chain(node.views.values());
-        for child in children.chain(node.functions.values()) {
+        let below = node.below();
+        let children = below.children.values().chain(below.tables.values()).chain(below.views.values());
+        for child in children.chain(below.functions.values()) {
             if let Some(slot) = parent.get_mut(child.index()) {
                 *slot = Some(id);
             }
@@ -160,7 +161,8 @@ fn modify_allows(snap: &Snapshot, deny_chain: &[NodeId]) -> Vec<(NodeId, RoleId)
     let mut below: Vec<NodeId> = deny_chain.first().into_iter().copied().collect();
     while let Some(id) = below.pop() {
         let node = snap.node(id);
-        for child in node.children.values().chain(node.tables.values()) {
+        let next = node.below();
+        for child in next.children.values().chain(next.tables.values()) {
             out.extend(allows(*child));
             below.push(*child);
         }
