@@ -21,7 +21,7 @@ struct Lines {
     /// Offsets of the text's newlines.
     newlines: Vec<usize>,
     /// Newlines before the last string found; serde_json reads forward, so the next string's
-    /// line is usually found by stepping on from here.
+    /// line is found by stepping on from here (all steps together cross the text once).
     passed: usize,
 }
 
@@ -29,10 +29,12 @@ impl Lines {
     fn line_of(&mut self, addr: usize) -> Option<u32> {
         let offset = addr.checked_sub(self.base).filter(|o| *o < self.len)?;
         if self.newlines.get(self.passed.wrapping_sub(1)).is_some_and(|n| *n >= offset) {
-            self.passed = 0;
+            self.passed = self.newlines.partition_point(|n| *n < offset);
         }
-        let rest = self.newlines.get(self.passed..).unwrap_or_default();
-        self.passed += rest.partition_point(|n| *n < offset);
+        // Usually the same line as the last string, or the next one.
+        while self.newlines.get(self.passed).is_some_and(|n| *n < offset) {
+            self.passed += 1;
+        }
         u32::try_from(self.passed + 1).ok()
     }
 }
