@@ -8,7 +8,7 @@
 //! reads carries the lines the YAML parser would give, so that the validator's errors and
 //! warnings are the same too.
 
-use super::raw::{self, Text};
+use super::raw::{self, Ignored, Text};
 use serde::de::{self, Deserialize as _, Visitor};
 use std::cell::RefCell;
 use std::fmt;
@@ -89,6 +89,58 @@ fn line_of<E: de::Error>(within: &str) -> Result<u32, E> {
     line.ok_or_else(|| E::custom("value outside the text"))
 }
 
+/// Reads a value the model ignores on the JSON path, refusing a key repeated in any of its
+/// mappings as the YAML parser does.
+pub(super) struct UniqueKeys;
+
+impl<'de> Visitor<'de> for UniqueKeys {
+    type Value = Ignored;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any value")
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Ignored, E> {
+        Ok(Ignored)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Ignored, E> {
+        Ok(Ignored)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Ignored, E> {
+        Ok(Ignored)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Ignored, E> {
+        Ok(Ignored)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Ignored, E> {
+        Ok(Ignored)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Ignored, E> {
+        Ok(Ignored)
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Ignored, A::Error> {
+        while seq.next_element::<Ignored>()?.is_some() {}
+        Ok(Ignored)
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Ignored, A::Error> {
+        let mut keys = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !keys.insert(key) {
+                return Err(de::Error::custom("duplicate key"));
+            }
+            map.next_value::<Ignored>()?;
+        }
+        Ok(Ignored)
+    }
+}
+
 /// Reads a [`Text`] on the JSON path: only a string borrowed from the text, whose offset
 /// gives its line.
 pub(super) struct TextVisitor;
@@ -154,6 +206,20 @@ mod tests {
         assert!(parse("{\"version\": 1, \"metalake\": \"lake\", \"extra\": 1}").is_none());
         assert!(parse("{\"version\": 1, \"metalake\": \"lake\", \"metalake\": \"lake\"}").is_none());
         assert!(!active(), "the YAML path is back after a failed parse");
+    }
+
+    #[test]
+    fn a_key_repeated_in_an_ignored_value_is_left_to_the_yaml_parser() {
+        // The YAML parser refuses a repeated key anywhere, Gravitino's ignored fields included.
+        let text = |properties: &str| {
+            format!(
+                "{{\"version\": 1, \"metalake\": \"lake\", \"roles\": [{{\"name\": \"r\", \"properties\": {properties}}}]}}"
+            )
+        };
+        assert!(parse(&text("{\"a\": [1, {\"b\": null}], \"c\": {\"a\": true}}")).is_some());
+        assert!(parse(&text("{\"a\": 1, \"a\": 2}")).is_none());
+        assert!(parse(&text("{\"a\": [{\"b\": 1, \"b\": 1}]}")).is_none());
+        assert!(super::super::load::parse_yaml(&text("{\"a\": 1, \"a\": 2}")).is_err());
     }
 
     #[test]

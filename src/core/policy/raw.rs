@@ -61,6 +61,19 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Located<T> {
     }
 }
 
+/// A value the model accepts and ignores (Gravitino's role `properties` and `audit`).
+#[derive(Clone, Copy, Debug)]
+pub struct Ignored;
+
+impl<'de> Deserialize<'de> for Ignored {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if json::active() {
+            return deserializer.deserialize_any(json::UniqueKeys);
+        }
+        serde::de::IgnoredAny::deserialize(deserializer).map(|_| Self)
+    }
+}
+
 /// A list without the room a growing vector leaves: most lists in a policy hold one or two
 /// entries, for which a vector reserves four, and a large policy has a million of them.
 fn exact<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Vec<T>, D::Error> {
@@ -138,10 +151,10 @@ pub struct Role {
     pub securable_objects: Vec<SecurableObject>,
     /// Gravitino's role properties: accepted and ignored.
     #[serde(default, rename = "properties")]
-    pub _properties: Option<serde::de::IgnoredAny>,
+    pub _properties: Option<Ignored>,
     /// Gravitino's audit info: accepted and ignored.
     #[serde(default, rename = "audit")]
-    pub _audit: Option<serde::de::IgnoredAny>,
+    pub _audit: Option<Ignored>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
