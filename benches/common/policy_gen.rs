@@ -232,3 +232,64 @@ pub fn generate(shape: &Shape) -> Generated {
     }
     Generated { yaml: y, role_home, role_create_only, role_tables, users, groups }
 }
+
+/// The same policy in JSON (which is YAML too), line for line but the braces: the generated
+/// YAML's top-level keys become members, its flow-style entries objects with every bare
+/// scalar quoted but numbers and booleans of the top level.
+pub fn json(yaml: &str) -> String {
+    let mut out = String::with_capacity(yaml.len() * 5 / 4);
+    out.push('{');
+    let mut in_list = false;
+    let mut first_entry = false;
+    let mut first_key = true;
+    for line in yaml.lines() {
+        if let Some(entry) = line.strip_prefix("- ") {
+            out.push_str(if first_entry { "\n" } else { ",\n" });
+            first_entry = false;
+            quote_scalars(entry, &mut out);
+            continue;
+        }
+        if in_list {
+            out.push_str("\n]");
+            in_list = false;
+        }
+        let (key, value) = line.split_once(':').unwrap();
+        let value = value.trim();
+        out.push_str(if first_key { "\n" } else { ",\n" });
+        first_key = false;
+        if value.is_empty() {
+            write!(out, "\"{key}\": [").unwrap();
+            in_list = true;
+            first_entry = true;
+        } else if value.parse::<u64>().is_ok() || value == "true" || value == "false" {
+            write!(out, "\"{key}\": {value}").unwrap();
+        } else {
+            write!(out, "\"{key}\": \"{value}\"").unwrap();
+        }
+    }
+    if in_list {
+        out.push_str("\n]");
+    }
+    out.push_str("\n}\n");
+    out
+}
+
+/// A flow-style entry of the generated YAML with its bare scalars (names, kinds, full names)
+/// in quotes.
+fn quote_scalars(flow: &str, out: &mut String) {
+    let mut word = String::new();
+    for ch in flow.chars() {
+        if matches!(ch, '{' | '}' | '[' | ']' | ',' | ':' | ' ') {
+            if !word.is_empty() {
+                write!(out, "\"{word}\"").unwrap();
+                word.clear();
+            }
+            out.push(ch);
+        } else {
+            word.push(ch);
+        }
+    }
+    if !word.is_empty() {
+        write!(out, "\"{word}\"").unwrap();
+    }
+}

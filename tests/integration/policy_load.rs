@@ -234,3 +234,53 @@ fn a_catalogs_entry_without_prefix_is_reached_by_its_name_and_only_listed_prefix
     let open = crate::support::load(HEAD);
     assert_eq!(open.catalog_for_prefix(Some("main")), Some("main"));
 }
+
+/// One policy in YAML and in JSON, line for line: the JSON form is read on the JSON path.
+const AS_YAML: &str = "version: 1
+metalake: lake
+users: [{name: a, roles: [r]}]
+roles:
+- {name: r, securableObjects: [{type: CATALOG, fullName: c, privileges: [{name: USE_CATALOG, condition: ALLOW}]},
+   {type: TABLE, fullName: c.s.t, privileges: [{name: SELECT_TABLE, condition: DENY}, {name: SELECT_TABLE, condition: DENY}]}]}
+owners: [{type: CATALOG, fullName: c, owner: a, ownerType: USER}, {type: SCHEMA, fullName: c.s, owner: nobody, ownerType: GROUP}]
+";
+const AS_JSON: &str = r#"{"version": 1,
+"metalake": "lake",
+"users": [{"name": "a", "roles": ["r"]}],
+"roles": [
+{"name": "r", "securableObjects": [{"type": "CATALOG", "fullName": "c", "privileges": [{"name": "USE_CATALOG", "condition": "ALLOW"}]},
+   {"type": "TABLE", "fullName": "c.s.t", "privileges": [{"name": "SELECT_TABLE", "condition": "DENY"}, {"name": "SELECT_TABLE", "condition": "DENY"}]}]}],
+"owners": [{"type": "CATALOG", "fullName": "c", "owner": "a", "ownerType": "USER"}, {"type": "SCHEMA", "fullName": "c.s", "owner": "nobody", "ownerType": "GROUP"}]
+}
+"#;
+
+#[test]
+fn a_json_policy_loads_like_its_yaml_form_with_the_same_warnings_and_lines() {
+    let yaml = load_str("p", AS_YAML).unwrap();
+    let json = load_str("p", AS_JSON).unwrap();
+    let warnings = |w: &[icegate::core::policy::Diagnostic]| w.iter().map(ToString::to_string).collect::<Vec<_>>();
+    assert_eq!(warnings(&json.warnings), warnings(&yaml.warnings));
+    // twice the same DENY (line 6), the undefined owner (line 7), the owner's DENY (line 6)
+    assert_eq!(json.warnings.iter().map(|w| w.line).collect::<Vec<_>>(), [6, 7, 6], "{:#?}", json.warnings);
+    assert_eq!(json.snapshot.stats().to_string(), yaml.snapshot.stats().to_string());
+}
+
+#[test]
+fn a_json_policy_with_errors_reports_them_as_its_yaml_form_does() {
+    let both = |from: &str, to: &str| {
+        let yaml = errors(&AS_YAML.replacen(from, to, 1));
+        let json = errors(&AS_JSON.replacen(&format!("\"{from}\""), &format!("\"{to}\""), 1));
+        assert_eq!(json, yaml);
+        json
+    };
+    assert_eq!(both("USE_CATALOG", "SELECT"), ["p.yaml:5: unknown privilege `SELECT`"]);
+    assert_eq!(both("TABLE", "BUCKET"), ["p.yaml:6: unknown object type `BUCKET`"]);
+    // a value that is not a string, and a version the path reads on its own: the same lines
+    let e = errors(&AS_JSON.replacen("\"version\": 1", "\"version\": 2", 1));
+    assert_eq!(e, ["p.yaml:1: unsupported policy version `2`; expected `1`"]);
+    // what the JSON path leaves to the YAML parser: an escaped name, a syntax error
+    let e = errors(&AS_JSON.replacen("\"roles\": [\"r\"]", "\"roles\": [\"\\u0071\"]", 1));
+    assert_eq!(e, ["p.yaml:3: user `a` lists undefined role `q` in `roles`"]);
+    let e = one_error(&AS_JSON.replacen("\"lake\",", "\"lake\",,", 1));
+    assert!(e.starts_with("p.yaml:2: "), "{e}");
+}

@@ -41,7 +41,7 @@ impl Builder {
         file.clone_into(&mut self.file);
     }
 
-    pub(crate) fn build(mut self, files: Files) -> Result<Loaded, LoadError> {
+    pub(crate) fn build(mut self, mut files: Files) -> Result<Loaded, LoadError> {
         let settings = self.settings(&files);
         let mut snap = Snapshot {
             metalake: settings.metalake.into(),
@@ -68,11 +68,13 @@ impl Builder {
             self.at(path);
             self.prefixes(file, &mut snap, &mut case_sensitive);
         }
-        for (path, file) in &files {
+        for (path, file) in &mut files {
             self.at(path);
             self.groups(file, &mut snap);
             self.users(file, &mut snap);
-            self.grants(file, &mut snap);
+            // Each role is dropped once indexed, so that the snapshot grows into the memory its
+            // parsed form held: most of a large policy is its roles.
+            self.grants(std::mem::take(&mut file.roles), &mut snap);
         }
         let mut owned: FxHashMap<(ObjectType, String), (PathBuf, u64)> = FxHashMap::default();
         for (path, file) in &files {
@@ -90,8 +92,8 @@ impl Builder {
         snap.stats.groups = snap.groups.len();
         snap.stats.roles = snap.roles.len();
         self.warnings.extend(super::lint::warnings(&snap, &self.denies));
-        // Freeing the parsed files (a few allocations per YAML scalar) is a fifth of a large
-        // load; the snapshot does not need to wait for it.
+        // Freeing what is left of the parsed files (users, groups, owners: a few allocations
+        // per scalar) need not delay the snapshot.
         // (If no thread can be had, the files are dropped here instead.)
         let _ = std::thread::Builder::new().name("icegate-free".into()).spawn(move || drop(files));
         Ok(Loaded { snapshot: snap, warnings: self.warnings })
@@ -114,7 +116,7 @@ impl Builder {
         for (path, file) in files {
             self.at(path);
             if file.version.value != 1 {
-                let line = file.version.referenced.line();
+                let line = file.version.line();
                 self.error(line, format!("unsupported policy version `{}`; expected `1`", file.version.value));
             }
             if let Some(m) = &file.metalake {
@@ -142,7 +144,7 @@ impl Builder {
             if let Some(r) = &file.require_known_user {
                 match require {
                     Some(prev) if prev != r.value => self.error(
-                        r.referenced.line(),
+                        r.line(),
                         format!("require_known_user `{}` differs from `{prev}` in an earlier file", r.value),
                     ),
                     _ => require = Some(r.value),
@@ -271,8 +273,7 @@ impl Builder {
                     slot.insert(name.as_str().into());
                 }
             }
-            let (sensitive, line) =
-                c.case_sensitive.as_ref().map_or((true, c.name.line()), |s| (s.value, s.referenced.line()));
+            let (sensitive, line) = c.case_sensitive.as_ref().map_or((true, c.name.line()), |s| (s.value, s.line()));
             match seen.entry(name.clone()) {
                 Entry::Occupied(first) if first.get().0 != sensitive => {
                     let (_, f, l) = first.get();
@@ -362,12 +363,12 @@ impl Builder {
 impl Builder {
     fn child(snap: &mut Snapshot, parent: NodeId, kind: ObjectType, name: &str) -> NodeId {
         let next = NodeId(snap.nodes.len() as u32);
-        let parent_node = snap.node_mut(parent);
+        let below = snap.node_mut(parent).below_mut();
         let map = match kind {
-            ObjectType::Table => &mut parent_node.tables,
-            ObjectType::View => &mut parent_node.views,
-            ObjectType::Function => &mut parent_node.functions,
-            _ => &mut parent_node.children,
+            ObjectType::Table => &mut below.tables,
+            ObjectType::View => &mut below.views,
+            ObjectType::Function => &mut below.functions,
+            _ => &mut below.children,
         };
         if let Some(id) = map.get(name) {
             return *id;
@@ -427,8 +428,8 @@ impl Builder {
         }
     }
 
-    fn grants(&mut self, file: &raw::File, snap: &mut Snapshot) {
-        for role in &file.roles {
+    fn grants(&mut self, roles: Vec<raw::Role>, snap: &mut Snapshot) {
+        for role in roles {
             let Some(role_id) = snap.role_id(&role.name.value) else { continue };
             let mut seen: FxHashMap<(ObjectType, &str, Privilege, Condition), ()> = FxHashMap::default();
             for obj in &role.securable_objects {

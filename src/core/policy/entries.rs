@@ -137,9 +137,9 @@ fn chain_leaf(
     }
     let node = snap.node(*chain.schemas.last()?);
     match kind {
-        ListKind::Tables => node.tables.get(name).copied(),
-        ListKind::Views => node.views.get(name).copied(),
-        ListKind::Functions => node.functions.get(name).copied(),
+        ListKind::Tables => node.below().tables.get(name).copied(),
+        ListKind::Views => node.below().views.get(name).copied(),
+        ListKind::Functions => node.below().functions.get(name).copied(),
         ListKind::Namespaces => None,
     }
 }

@@ -179,11 +179,11 @@ impl Target {
 
     fn resolve_nodes(snap: &Snapshot, catalog: &str, levels: &[String], leaf: Option<(Leaf, &str)>) -> Self {
         let mut target = Target::default();
-        let Some(cat) = snap.node(ROOT).children.get(catalog).copied() else { return target };
+        let Some(cat) = snap.node(ROOT).below().children.get(catalog).copied() else { return target };
         target.catalog = Some(cat);
         let mut at = cat;
         for level in levels {
-            match snap.node(at).children.get(level.as_str()) {
+            match snap.node(at).below().children.get(level.as_str()) {
                 Some(next) => {
                     target.schemas.push(*next);
                     at = *next;
@@ -197,13 +197,13 @@ impl Target {
         if let Some((kind, name)) = leaf {
             let node = snap.node(at);
             if matches!(kind, Leaf::Table | Leaf::TableAndView) {
-                target.table = node.tables.get(name).copied();
+                target.table = node.below().tables.get(name).copied();
             }
             if matches!(kind, Leaf::View | Leaf::TableAndView) {
-                target.view = node.views.get(name).copied();
+                target.view = node.below().views.get(name).copied();
             }
             if kind == Leaf::Function {
-                target.function = node.functions.get(name).copied();
+                target.function = node.below().functions.get(name).copied();
             }
         }
         target

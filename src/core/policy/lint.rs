@@ -58,8 +58,9 @@ fn parents(snap: &Snapshot) -> Vec<Option<NodeId>> {
     let mut parent = vec![None; snap.nodes.len()];
     for (i, node) in snap.nodes.iter().enumerate() {
         let id = NodeId(u32::try_from(i).unwrap_or(u32::MAX));
-        let children = node.children.values().chain(node.tables.values()).chain(node.views.values());
-        for child in children.chain(node.functions.values()) {
+        let below = node.below();
+        let children = below.children.values().chain(below.tables.values()).chain(below.views.values());
+        for child in children.chain(below.functions.values()) {
             if let Some(slot) = parent.get_mut(child.index()) {
                 *slot = Some(id);
             }
@@ -145,9 +146,23 @@ pub(crate) fn warnings(snap: &Snapshot, denies: &[Deny]) -> Vec<Diagnostic> {
         .map(|((file, line, _), (message, who))| Diagnostic {
             file,
             line,
-            message: message.replace("{subjects}", &who.join(", ")),
+            message: message.replace("{subjects}", &named(&who)),
         })
         .collect()
+}
+
+/// At most this many subjects are named in one warning; a generated policy's warnings would
+/// otherwise name thousands.
+const NAMED: usize = 10;
+
+/// The subjects a warning names, the first [`NAMED`] and how many more.
+fn named(who: &[String]) -> String {
+    match who.get(NAMED..) {
+        Some(rest) if !rest.is_empty() => {
+            format!("{} and {} more", who.get(..NAMED).unwrap_or(who).join(", "), rest.len())
+        }
+        _ => who.join(", "),
+    }
 }
 
 /// The ALLOWs of MODIFY_TABLE on `deny_chain` (the denied node, then its ancestors) or below
@@ -160,10 +175,25 @@ fn modify_allows(snap: &Snapshot, deny_chain: &[NodeId]) -> Vec<(NodeId, RoleId)
     let mut below: Vec<NodeId> = deny_chain.first().into_iter().copied().collect();
     while let Some(id) = below.pop() {
         let node = snap.node(id);
-        for child in node.children.values().chain(node.tables.values()) {
+        let next = node.below();
+        for child in next.children.values().chain(next.tables.values()) {
             out.extend(allows(*child));
             below.push(*child);
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_warning_names_ten_subjects_and_counts_the_rest() {
+        let who: Vec<String> = (0..13).map(|i| format!("user `u{i}`")).collect();
+        assert_eq!(named(&who[..2]), "user `u0`, user `u1`");
+        assert_eq!(named(&who[..10]).matches("user").count(), 10);
+        let capped = named(&who);
+        assert!(capped.starts_with("user `u0`, ") && capped.ends_with("user `u9` and 3 more"), "{capped}");
+    }
 }

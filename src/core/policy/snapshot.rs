@@ -10,7 +10,7 @@
 //! - a node exists for every ancestor of every node (node 0 is the metalake).
 
 use super::model::{Condition, ObjectType, OwnerType, Privilege};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 macro_rules! id_type {
     ($name:ident) => {
@@ -55,6 +55,14 @@ pub struct Node {
     pub allow_mask: u64,
     pub deny_mask: u64,
     pub owner: Option<Owner>,
+    /// What the policy names below this node; boxed, since most nodes (the tables) have
+    /// nothing below them and a large policy has hundreds of thousands of nodes.
+    pub(crate) below: Option<Box<Below>>,
+}
+
+/// The nodes directly below a node, by name.
+#[derive(Debug, Default)]
+pub struct Below {
     /// Catalogs under the metalake; schemas (next level) under a catalog or schema.
     pub children: FxHashMap<Box<str>, NodeId>,
     pub tables: FxHashMap<Box<str>, NodeId>,
@@ -62,7 +70,23 @@ pub struct Node {
     pub functions: FxHashMap<Box<str>, NodeId>,
 }
 
+static NOTHING_BELOW: Below = Below {
+    children: FxHashMap::with_hasher(FxBuildHasher),
+    tables: FxHashMap::with_hasher(FxBuildHasher),
+    views: FxHashMap::with_hasher(FxBuildHasher),
+    functions: FxHashMap::with_hasher(FxBuildHasher),
+};
+
 impl Node {
+    /// The nodes directly below this one.
+    pub fn below(&self) -> &Below {
+        self.below.as_deref().unwrap_or(&NOTHING_BELOW)
+    }
+
+    pub(crate) fn below_mut(&mut self) -> &mut Below {
+        self.below.get_or_insert_default()
+    }
+
     /// The grants of `privilege` with `condition`, as a sorted slice.
     pub fn grants_of(&self, privilege: Privilege, condition: Condition) -> &[Grant] {
         let mask = match condition {
