@@ -2,23 +2,73 @@
 //! never enforced; a difference from the live policy in status, credential scope or visible
 //! list entries is logged and counted.
 
-use crate::core::decide::{self, Input, Outcome, Settings};
+use crate::core::decide::{self, Collision, Input, Outcome, Settings, Stop};
+use crate::core::iceberg::body::SignRequest;
+use crate::core::iceberg::routes::Route;
+use crate::core::iceberg::{OperationId, TableIdent};
 use crate::core::policy::Snapshot;
-use crate::core::roles::Principal;
+use crate::core::roles::{Narrowed, Principal};
+use crate::core::sequence::{Answers, BodyIn, Existence};
+use crate::error::Refusal;
 use bytes::Bytes;
 
-/// What the request path learned that both decisions need.
+/// What the request path learned that both decisions need: the request, and every answer the
+/// upstream gave the served sequence, so that the shadow decision predicts enforcement without
+/// asking again.
 #[derive(Clone, Debug, Default)]
 pub struct Capture {
     pub method: String,
     pub target: String,
     pub principal: Option<Principal>,
     pub active_roles: Option<Vec<u8>>,
-    pub body: Option<Bytes>,
+    pub body: BodyIn,
     /// The upstream's answer to the existence lookup of 403-or-404, when one was made.
     pub exists: Option<bool>,
+    /// The locations the upstream assigned to staged creates, when asked.
+    pub staged: Vec<(TableIdent, String)>,
+    /// The collision questions asked, and their answers.
+    pub collisions: Vec<(Collision, Existence)>,
+    /// The sign-location check's outcome, when one was made.
+    pub sign: Option<Result<(), Refusal>>,
     /// The upstream's first list page, for list operations.
     pub list_response: Option<Bytes>,
+}
+
+/// The answers a served request captured. A question the served sequence never asked (the
+/// candidate policy reached a stage the live one did not) is answered as `explain` answers it
+/// (DESIGN.md §10).
+struct Recorded<'a>(&'a Capture);
+
+impl Answers for Recorded<'_> {
+    async fn body(&mut self, _op: OperationId, _limit: usize) -> Result<BodyIn, Stop> {
+        Ok(self.0.body.clone())
+    }
+
+    async fn missing(&mut self, _route: &Route) -> bool {
+        self.0.exists == Some(false)
+    }
+
+    async fn staged_locations(
+        &mut self,
+        _route: &Route,
+        _catalog: &str,
+        _narrowed: &Narrowed,
+        tables: &[TableIdent],
+    ) -> Vec<(TableIdent, String)> {
+        self.0.staged.iter().filter(|(t, _)| tables.contains(t)).cloned().collect()
+    }
+
+    async fn collision(&mut self, _route: &Route, collision: &Collision) -> Existence {
+        let asked = self.0.collisions.iter().find(|(c, _)| c == collision);
+        asked.map_or(Existence::Missing, |(_, existence)| *existence)
+    }
+
+    async fn sign_location(&mut self, route: &Route, _narrowed: &Narrowed, _request: &SignRequest) -> Result<(), Stop> {
+        match &self.0.sign {
+            Some(Err(refusal)) => Err(Stop::plain(refusal.clone(), Some(route.operation))),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// One difference between the live and the candidate decision.
@@ -38,24 +88,34 @@ pub fn compare(
     settings: &Settings,
     capture: &Capture,
 ) -> Option<Disagreement> {
-    let principal = capture.principal.clone()?;
-    let input = Input {
-        method: &capture.method,
-        target: &capture.target,
-        principal,
-        active_roles: capture.active_roles.as_deref(),
-        body: capture.body.as_deref(),
-        exists: capture.exists.unwrap_or(true),
-        list_response: capture.list_response.as_deref(),
-    };
-    let a = decide::decide_with_owners(live, owners, settings, &input);
-    let b = decide::decide_with_owners(candidate, owners, settings, &input);
+    let (a, b) =
+        (decide_captured(live, owners, settings, capture)?, decide_captured(candidate, owners, settings, capture)?);
     let (sa, sb) = (summary(&a), summary(&b));
     if sa == sb {
         return None;
     }
     let operation = a.operation.or(b.operation).map_or("unrecognized", |o| o.as_str());
     Some(Disagreement { operation, live: sa, candidate: sb })
+}
+
+/// Decides `capture` with `snap` as the served request would have been decided, from its
+/// answers; `None` without a principal.
+pub fn decide_captured(
+    snap: &Snapshot,
+    owners: &crate::core::ownership::OwnerIndex,
+    settings: &Settings,
+    capture: &Capture,
+) -> Option<Outcome> {
+    let input = Input {
+        method: &capture.method,
+        target: &capture.target,
+        principal: capture.principal.clone()?,
+        active_roles: capture.active_roles.as_deref(),
+        body: None,
+        exists: capture.exists.unwrap_or(true),
+        list_response: capture.list_response.as_deref(),
+    };
+    Some(decide::decide_with_answers(snap, owners, settings, &input, &mut Recorded(capture)))
 }
 
 /// Status, credential scope and visible entries: what a disagreement is made of.

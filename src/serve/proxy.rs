@@ -4,18 +4,20 @@
 //! loaded once and every stage reads that one value.
 
 use crate::core::credentials::Action;
-use crate::core::decide::{self, PathCheck, Stop};
+use crate::core::decide::{self, Stop};
 use crate::core::iceberg::list::ListKind;
 use crate::core::iceberg::routes::{self, Route};
 use crate::core::iceberg::{OperationId, body as iceberg_body};
 use crate::core::policy::authorize;
+use crate::core::sequence;
 use crate::error::{self, Refusal};
 use crate::ops::audit;
+use crate::serve::answers::Served;
 use crate::serve::forward::Body;
-use crate::serve::inspect::{self, RequestBody};
+use crate::serve::inspect::RequestBody;
 use crate::serve::outbound::Outbound;
 use crate::serve::state::{DecisionState, Shared};
-use crate::serve::upstream_calls::{self, send, send_to, sign_destination, table_locations, upstream_says_missing};
+use crate::serve::upstream_calls::{self, send, send_to, table_locations};
 use crate::serve::{accept, identity, rewrite, vending};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
@@ -112,22 +114,30 @@ async fn pipeline(
         capture.active_roles = parts.headers.get("x-gravitino-active-roles").map(|v| v.as_bytes().to_vec());
     }
 
-    // parse
+    // parse → classify → narrow → authorize the path → inspect → authorize the body: the one
+    // sequence `explain` and shadow run too, asking the upstream what only it knows
     let roles_header = parts.headers.get("x-gravitino-active-roles").map(HeaderValue::as_bytes);
     record.active_roles_header = roles_header.map(|v| String::from_utf8_lossy(v).into_owned());
-    let (route, header) = decide::parse_stage(snap, settings, &method, &target, roles_header, |route, token| {
-        shared.tokens.open(&token_binding(&principal.user, route), token)
-    })?;
-
-    // classify
-    let (route, catalog) = decide::classify_stage(snap, &method, route.as_ref())?;
+    let asked =
+        sequence::Request { method: &method, target: &target, principal: &principal, active_roles: roles_header };
+    let unwrap_token = |route: &Route, token: &str| shared.tokens.open(&token_binding(&principal.user, route), token);
+    let mut answers = Served {
+        shared,
+        snap,
+        method: &parts.method,
+        caller: &parts.headers,
+        user: &principal.user,
+        record,
+        incoming: Some(body),
+        forward: None,
+        signer: None,
+    };
+    let decided = sequence::sequence(snap, &state.owners, settings, asked, unwrap_token, &mut answers).await?;
+    let Served { forward: body, signer, .. } = answers;
+    let (route, catalog) = (&decided.route, decided.catalog.as_str());
     let op = route.operation;
-    record.operation = Some(op.as_str());
-    record.objects = audit::objects::of_path(route, catalog);
-
-    // narrow
-    let narrowed = decide::narrow_stage(snap, settings, &principal, &header, op)?;
-    let Some(narrowed) = narrowed else {
+    record.reason = Some(decided.reason.clone());
+    let Some(narrowed) = &decided.narrowed else {
         // getConfig: only the user check applies; no active set was enforced, so none is sent.
         let out = Outbound {
             method: &parts.method,
@@ -155,11 +165,6 @@ async fn pipeline(
         .await
         .map(|(r, _)| r);
     };
-    let names =
-        |roles: &[crate::core::policy::snapshot::RoleId]| roles.iter().map(|r| snap.role_name(*r).to_owned()).collect();
-    record.groups = Some(narrowed.groups.iter().map(ToString::to_string).collect());
-    record.held_roles = Some(names(&narrowed.held_ordered));
-    record.active_roles = Some(names(&narrowed.active_ordered));
     let subject = narrowed.subject(&principal.user).with_owners(&state.owners);
     let request = decide::request_of(route, catalog);
     let base_out = Outbound {
@@ -170,67 +175,20 @@ async fn pipeline(
         active_roles: narrowed.upstream_header.as_deref(),
         strip_delegation: false,
     };
-
-    // authorize what the path decides (with the lookup step of 403-or-404)
-    match decide::authorize_path_stage(snap, &subject, route, &request)? {
-        PathCheck::Allow(reason) => record.reason = Some(reason),
-        PathCheck::AskExistence(reason) => {
-            let missing = upstream_says_missing(shared, &parts.headers, route).await;
-            if let Some(capture) = &mut record.shadow {
-                capture.exists = Some(!missing);
-            }
-            return Err(decide::existence_answer(route, reason, missing));
-        }
-    }
-
-    // inspect
-    let timeout = shared.config.limits.body_read_timeout_ms;
-    let body = inspect::read(op, &parts.headers, body, settings.max_body_bytes, timeout)
-        .await
-        .map_err(|e| Stop::plain(e.refusal(), Some(op)))?;
-    record.body_taken = true;
-
-    // authorize what the body adds, and where a sign request reaches (DESIGN.md §8)
-    if let (Some(capture), RequestBody::Buffered(bytes)) = (&mut record.shadow, &body) {
-        capture.body = Some(bytes.clone());
-    }
     // The table a create or register names in its body, for its credentials.
     let mut body_table: Option<String> = None;
     // The table a stage-create stages, whose assigned location is remembered from the answer.
     let mut stage_create: Option<crate::core::iceberg::TableIdent> = None;
-    // Where an authorized sign request goes when not to its table-scoped route (DESIGN.md §8).
-    let mut signer: Option<http::Uri> = None;
     // The ownership changes the request makes if the upstream carries it out (DESIGN.md §4).
-    let mut ownership = crate::ops::owners::plan::changes(route, catalog, None);
-    if let RequestBody::Buffered(bytes) = &body {
-        let rules = decide::name_rules(snap, settings, catalog);
-        let parsed =
-            iceberg_body::inspect(route, bytes, &rules).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
-        record.objects.extend(audit::objects::of_body(route, catalog, &parsed));
-        // what only the upstream knows, asked before the decision that reads it
-        let questions = decide::questions(snap, &subject, &request, &parsed);
-        let asked = (route, catalog);
-        let staged =
-            upstream_calls::staged_locations(shared, &parts.headers, &base_out, asked, &questions.staged_locations)
-                .await;
-        let facts = crate::core::policy::authorize::Facts { staged_locations: &staged };
-        decide::authorize_body_stage(snap, &subject, route, &request, &parsed, facts)?;
-        upstream_calls::check_collisions(shared, &parts.headers, route, &questions.collisions).await?;
-        ownership = crate::ops::owners::plan::changes(route, catalog, Some(&parsed));
-        if let iceberg_body::Body::CreateTable { name, .. } | iceberg_body::Body::RegisterTable { name } = &parsed {
-            body_table = Some(name.clone());
-        }
-        if let iceberg_body::Body::CreateTable { name, stage_create: true, .. } = &parsed {
-            stage_create =
-                route.namespace.clone().and_then(|ns| crate::core::iceberg::TableIdent::new(ns, name.clone()).ok());
-        }
-        if let iceberg_body::Body::SignRequest(sign) = &parsed {
-            let table = vending::table_path(route, None).unwrap_or_default();
-            let lookup = Outbound { path: &table, query: "", strip_delegation: true, ..base_out };
-            signer = sign_destination(shared, &parts.headers, &lookup, sign)
-                .await
-                .map_err(|refusal| Stop::plain(refusal, Some(op)))?;
-        }
+    let ownership = crate::ops::owners::plan::changes(route, catalog, decided.body.as_ref());
+    if let Some(iceberg_body::Body::CreateTable { name, .. } | iceberg_body::Body::RegisterTable { name }) =
+        &decided.body
+    {
+        body_table = Some(name.clone());
+    }
+    if let Some(iceberg_body::Body::CreateTable { name, stage_create: true, .. }) = &decided.body {
+        stage_create =
+            route.namespace.clone().and_then(|ns| crate::core::iceberg::TableIdent::new(ns, name.clone()).ok());
     }
 
     // forward
@@ -242,8 +200,11 @@ async fn pipeline(
     let query = route.query.canonical();
     let out = Outbound { query: &query, strip_delegation: action.is_some_and(Action::strips_delegation), ..base_out };
     let upstream_body = match body {
-        RequestBody::Buffered(bytes) => Full::new(bytes).map_err(|never| match never {}).boxed(),
-        RequestBody::Stream(incoming) => incoming.map_err(|e| Box::new(e) as crate::serve::forward::BoxError).boxed(),
+        Some(RequestBody::Buffered(bytes)) => Full::new(bytes).map_err(|never| match never {}).boxed(),
+        Some(RequestBody::Stream(incoming)) => {
+            incoming.map_err(|e| Box::new(e) as crate::serve::forward::BoxError).boxed()
+        }
+        None => Empty::new().map_err(|never| match never {}).boxed(),
     };
     // the ownership store's intents are durable before anything is forwarded, else 503
     let intents = crate::serve::ownership::prepare(shared, &parts.headers, &principal.user, ownership)
