@@ -64,7 +64,7 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<i
     record.status = response.status().as_u16();
     record.duration_ms = record.started.map_or(0.0, |s| s.elapsed().as_secs_f64() * 1000.0);
     shared.audit.emit(&record);
-    crate::serve::observe::observe(&shared, &state, &record);
+    crate::serve::observe::observe(&shared, &state, &mut record);
     response
 }
 

@@ -67,9 +67,16 @@ pub struct Shared {
     pub owners: Arc<crate::ops::owners::Owners>,
     /// The locations stage-create responses carried (DESIGN.md §4 updateTable).
     pub staged: crate::serve::staged::StagedLocations,
+    /// One permit per shadow decision that may be pending ([`crate::serve::observe::SHADOW_QUEUE`]).
+    pub shadow_slots: Arc<tokio::sync::Semaphore>,
 }
 
 impl Shared {
+    /// How many shadow decisions are waiting or running.
+    pub fn shadow_pending(&self) -> usize {
+        crate::serve::observe::SHADOW_QUEUE - self.shadow_slots.available_permits()
+    }
+
     pub fn new(config: Config, snapshot: Snapshot, upstream: Upstream) -> Arc<Self> {
         Self::with_shadow(config, snapshot, None, upstream)
     }
@@ -130,6 +137,7 @@ impl Shared {
             upstream,
             tokens,
             idempotency_secret,
+            shadow_slots: Arc::new(tokio::sync::Semaphore::new(crate::serve::observe::SHADOW_QUEUE)),
         })
     }
 }
