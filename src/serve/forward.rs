@@ -92,3 +92,28 @@ impl Upstream {
         }
     }
 }
+
+/// A rewritten credential-bearing response, written as its chunks (most of them slices of the
+/// upstream's buffer).
+#[derive(Debug)]
+pub struct ChunkBody(pub crate::core::credentials::response::Chunks);
+
+impl hyper::body::Body for ChunkBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        std::task::Poll::Ready(self.get_mut().0.pop_front().map(|b| Ok(hyper::body::Frame::data(b))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.0.part_count() == 0
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        hyper::body::SizeHint::with_exact(self.0.len() as u64)
+    }
+}

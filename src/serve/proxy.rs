@@ -402,7 +402,7 @@ async fn rewrite_response(
             .await
             .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
         head.headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from(chunks.len()));
-        return Ok((Response::from_parts(head, chunks.boxed()), Some(done)));
+        return Ok((Response::from_parts(head, crate::serve::forward::ChunkBody(chunks).boxed()), Some(done)));
     } else {
         let passed =
             Response::from_parts(head, body.map_err(|e| Box::new(e) as crate::serve::forward::BoxError).boxed());
