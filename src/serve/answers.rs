@@ -35,6 +35,21 @@ pub struct Served<'a> {
     pub signer: Option<http::Uri>,
 }
 
+impl<'a> Served<'a> {
+    /// The answers of the request `parts` and `incoming` of `user`.
+    pub fn new(
+        shared: &'a Shared,
+        snap: &'a Snapshot,
+        parts: &'a http::request::Parts,
+        user: &'a str,
+        record: &'a mut audit::Record,
+        incoming: Incoming,
+    ) -> Self {
+        let (method, caller) = (&parts.method, &parts.headers);
+        Self { shared, snap, method, caller, user, record, incoming: Some(incoming), forward: None, signer: None }
+    }
+}
+
 impl Served<'_> {
     /// The caller's request as sent on its own behalf to `path` (narrowed active roles).
     fn outbound<'o>(&'o self, path: &'o str, narrowed: &'o Narrowed) -> Outbound<'o> {

@@ -13,6 +13,24 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// Bodies icegate sends: streamed through, or its own.
 pub type Body = BoxBody<Bytes, BoxError>;
 
+/// An empty body.
+pub fn empty() -> Body {
+    use http_body_util::BodyExt;
+    http_body_util::Empty::new().map_err(|never| match never {}).boxed()
+}
+
+/// A body of `bytes`, icegate's own or the authorized request's.
+pub fn full(bytes: Bytes) -> Body {
+    use http_body_util::BodyExt;
+    http_body_util::Full::new(bytes).map_err(|never| match never {}).boxed()
+}
+
+/// A body streamed through as it arrives.
+pub fn streamed(body: Incoming) -> Body {
+    use http_body_util::BodyExt;
+    body.map_err(|e| Box::new(e) as BoxError).boxed()
+}
+
 #[derive(Debug, Error)]
 pub enum ForwardError {
     #[error("upstream is unreachable: {0}")]

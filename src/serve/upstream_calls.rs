@@ -17,7 +17,6 @@ use crate::serve::outbound::{self, Outbound};
 use crate::serve::state::Shared;
 use crate::serve::{rewrite, vending};
 use http::{HeaderMap, HeaderValue, Response, StatusCode};
-use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
 use std::sync::Arc;
 
@@ -58,9 +57,7 @@ pub async fn upstream_says_missing(shared: &Shared, caller: &HeaderMap, route: &
         active_roles: None,
         strip_delegation: true,
     };
-    let Ok(request) =
-        outbound::build(shared, &strip_idempotency(caller), &out, Empty::new().map_err(|never| match never {}).boxed())
-    else {
+    let Ok(request) = outbound::build(shared, &strip_idempotency(caller), &out, crate::serve::forward::empty()) else {
         return false;
     };
     matches!(shared.upstream.send(request).await, Ok(r) if r.status() == StatusCode::NOT_FOUND)
@@ -124,7 +121,7 @@ async fn load_table(
         }
         false => Outbound { method: &get, ..*lookup },
     };
-    let empty = Empty::new().map_err(|never| match never {}).boxed();
+    let empty = crate::serve::forward::empty();
     let response =
         send(shared, &headers, &out, empty).await.map_err(|s| vending::VendError::Locations(s.refusal.status))?;
     if response.status() != StatusCode::OK {
@@ -154,7 +151,7 @@ fn namespace_segment(levels: &[String]) -> String {
 async fn exists(shared: &Shared, caller: &HeaderMap, path: &str) -> Existence {
     let head = http::Method::HEAD;
     let out = Outbound { method: &head, path, query: "", user: "", active_roles: None, strip_delegation: true };
-    let empty = Empty::new().map_err(|never| match never {}).boxed();
+    let empty = crate::serve::forward::empty();
     match send(shared, &strip_idempotency(caller), &out, empty).await {
         Ok(r) if r.status().is_success() => Existence::Exists,
         Ok(r) if r.status() == StatusCode::NOT_FOUND => Existence::Missing,
@@ -242,7 +239,7 @@ async fn restage(
     let stage = Outbound { method: &post, path: &path, query: "", strip_delegation: true, ..*out };
     let mut headers = strip_idempotency(caller);
     headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
-    let body = http_body_util::Full::new(bytes::Bytes::from(body.to_string())).map_err(|never| match never {}).boxed();
+    let body = crate::serve::forward::full(bytes::Bytes::from(body.to_string()));
     let response = send(shared, &headers, &stage, body).await.ok()?;
     if !response.status().is_success() {
         return None;
