@@ -163,15 +163,18 @@ pub fn parse_stage(
     Ok((route, header))
 }
 
+/// The refusal of a target that names no known route.
+pub fn unknown_route(method: &str) -> Stop {
+    Stop::new(Refusal::unknown_route(method), "the route is not recognized", None)
+}
+
 /// Stage `classify`: a known route, and the catalog it names.
 pub fn classify_stage<'a>(
     snap: &'a Snapshot,
     method: &str,
     route: Option<&'a Route>,
 ) -> Result<(&'a Route, &'a str), Stop> {
-    let Some(route) = route else {
-        return Err(Stop::new(Refusal::unknown_route(method), "the route is not recognized", None));
-    };
+    let Some(route) = route else { return Err(unknown_route(method)) };
     let catalog =
         if route.operation.names_catalog() { snap.catalog_for_prefix(route.prefix.as_deref()) } else { Some("") };
     match (catalog, &route.prefix) {

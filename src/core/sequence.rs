@@ -115,13 +115,15 @@ pub async fn sequence<A: Answers>(
     answers: &mut A,
 ) -> Result<Decided, Stop> {
     // parse
-    let (route, header) =
+    let (parsed, header) =
         decide::parse_stage(snap, settings, request.method, request.target, request.active_roles, unwrap_token)?;
 
-    // classify
-    let (route, catalog) = decide::classify_stage(snap, request.method, route.as_ref())?;
+    // classify (the route is kept, not copied, for the stages after the decision)
+    let (_, catalog) = decide::classify_stage(snap, request.method, parsed.as_ref())?;
+    let catalog = catalog.to_owned();
+    let Some(route) = parsed else { return Err(decide::unknown_route(request.method)) };
     let op = route.operation;
-    answers.classified(route, catalog);
+    answers.classified(&route, &catalog);
 
     // narrow
     let Some(narrowed) = decide::narrow_stage(snap, settings, request.principal, &header, op)? else {
@@ -130,42 +132,42 @@ pub async fn sequence<A: Answers>(
     };
     answers.narrowed(&narrowed);
     let subject = narrowed.subject(&request.principal.user).with_owners(owners);
-    let objects = decide::request_of(route, catalog);
+    let objects = decide::request_of(&route, &catalog);
 
     // authorize what the path decides, with the lookup step of 403-or-404
-    let reason = match decide::authorize_path_stage(snap, &subject, route, &objects)? {
+    let reason = match decide::authorize_path_stage(snap, &subject, &route, &objects)? {
         PathCheck::Allow(reason) => reason,
         PathCheck::AskExistence(reason) => {
-            let missing = answers.missing(route).await;
-            return Err(decide::existence_answer(route, reason, missing));
+            let missing = answers.missing(&route).await;
+            return Err(decide::existence_answer(&route, reason, missing));
         }
     };
 
     // inspect
-    let rules = decide::name_rules(snap, settings, catalog);
+    let rules = decide::name_rules(snap, settings, &catalog);
     let received = answers.body(op, settings.max_body_bytes).await?;
-    let parsed = decide::inspect(route, settings, &rules, &received).map_err(|e| decide::body_stop(&e, op))?;
+    let parsed = decide::inspect(&route, settings, &rules, &received).map_err(|e| decide::body_stop(&e, op))?;
     let Some(body) = parsed else {
         return Ok(Decided::new(route, catalog, Some(narrowed), reason));
     };
-    answers.inspected(route, catalog, &body);
+    answers.inspected(&route, &catalog, &body);
 
     // authorize what the body adds: what only the upstream knows is asked first
     let questions = decide::questions(snap, &subject, &objects, &body);
     let staged = match questions.staged_locations.is_empty() {
         true => Vec::new(),
-        false => answers.staged_locations(route, catalog, &narrowed, &questions.staged_locations).await,
+        false => answers.staged_locations(&route, &catalog, &narrowed, &questions.staged_locations).await,
     };
     let facts = Facts { staged_locations: &staged };
-    let body_reason = decide::authorize_body_stage(snap, &subject, route, &objects, &body, facts)?;
+    let body_reason = decide::authorize_body_stage(snap, &subject, &route, &objects, &body, facts)?;
     for collision in &questions.collisions {
-        let existence = answers.collision(route, collision).await;
-        if let Some(stop) = decide::collision_answer(route, collision, existence) {
+        let existence = answers.collision(&route, collision).await;
+        if let Some(stop) = decide::collision_answer(&route, collision, existence) {
             return Err(stop);
         }
     }
     if let Body::SignRequest(sign) = &body {
-        answers.sign_location(route, &narrowed, sign).await?;
+        answers.sign_location(&route, &narrowed, sign).await?;
     }
     let mut decided = Decided::new(route, catalog, Some(narrowed), reason);
     decided.body_reason = Some(body_reason);
@@ -174,8 +176,8 @@ pub async fn sequence<A: Answers>(
 }
 
 impl Decided {
-    fn new(route: &Route, catalog: &str, narrowed: Option<Narrowed>, reason: String) -> Self {
-        Self { route: route.clone(), catalog: catalog.to_owned(), narrowed, reason, body_reason: None, body: None }
+    fn new(route: Route, catalog: String, narrowed: Option<Narrowed>, reason: String) -> Self {
+        Self { route, catalog, narrowed, reason, body_reason: None, body: None }
     }
 }
 

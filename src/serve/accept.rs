@@ -147,4 +147,3 @@ mod tests {
         assert!(check_duplicates(&h).unwrap_err().message.contains("`Authorization`"));
     }
 }
-

@@ -106,11 +106,11 @@ async fn pipeline(
         sequence::Request { method: &method, target: &target, principal: &principal, active_roles: roles_header };
     let unwrap_token = |route: &Route, token: &str| shared.tokens.open(&token_binding(&principal.user, route), token);
     let mut answers = Served::new(shared, snap, &parts, &principal.user, record, body);
-    let decided = sequence::sequence(snap, &state.owners, settings, asked, unwrap_token, &mut answers).await?;
+    let mut decided = sequence::sequence(snap, &state.owners, settings, asked, unwrap_token, &mut answers).await?;
     let Served { forward: body, signer, .. } = answers;
     let (route, catalog) = (&decided.route, decided.catalog.as_str());
     let op = route.operation;
-    record.reason = Some(decided.reason.clone());
+    record.reason = Some(std::mem::take(&mut decided.reason));
     let Some(narrowed) = &decided.narrowed else {
         return get_config(shared, &parts, route, &principal.user, record).await;
     };
