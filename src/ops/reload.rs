@@ -142,8 +142,10 @@ fn failed(shared: &impl Host, what: &str, path: &Path, e: &LoadError) -> Outcome
 pub async fn run<H: Host>(shared: Arc<H>, shutdown: impl Future<Output = ()>) {
     let (tx, mut rx) = mpsc::channel::<&'static str>(64);
     let reload = shared.config().reload.clone();
-    // Kept alive for the task's lifetime: dropping the watcher stops the watch.
-    let _watcher = if reload.watch { watch(&*shared, tx.clone()) } else { None };
+    // Kept alive for the task's lifetime: dropping the watcher stops the watch. It is made again
+    // after it failed, or at the next trigger when it could not be made (vector's watcher does so).
+    let watch_tx = reload.watch.then(|| tx.clone());
+    let mut watcher = watch_tx.as_ref().and_then(|tx| watch(&*shared, tx.clone()));
     spawn_sighup(tx.clone());
     if reload.poll_seconds > 0 {
         let tx = tx.clone();
@@ -169,7 +171,20 @@ pub async fn run<H: Host>(shared: Arc<H>, shutdown: impl Future<Output = ()>) {
         };
         // A burst of events (an editor's save, a ConfigMap swap) becomes one reload.
         tokio::time::sleep(debounce).await;
-        while rx.try_recv().is_ok() {}
+        let mut failed = trigger == WATCH_FAILED;
+        while let Ok(t) = rx.try_recv() {
+            failed |= t == WATCH_FAILED;
+        }
+        if let Some(tx) = &watch_tx
+            && (failed || watcher.is_none())
+        {
+            // the old watch stops before the new one starts
+            drop(watcher.take());
+            watcher = watch(&*shared, tx.clone());
+            if watcher.is_some() {
+                tracing::info!("the policy watcher was made again");
+            }
+        }
         tracing::debug!(trigger, "reloading the policy");
         let shared = Arc::clone(&shared);
         let _ = tokio::task::spawn_blocking(move || reload_now(&*shared)).await;
@@ -188,8 +203,8 @@ fn watch(shared: &impl Host, tx: mpsc::Sender<&'static str>) -> Option<notify::R
     let targets: Vec<Target> = paths.iter().map(|p| Target::of(p)).collect();
     let matchers = targets.clone();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if event.is_ok_and(|e| !e.kind.is_access() && concerns_policy(&e.paths, &matchers)) {
-            let _ = tx.try_send("watch");
+        if let Some(trigger) = trigger(&event, &matchers) {
+            let _ = tx.try_send(trigger);
         }
     })
     .map_err(|e| tracing::error!(error = %e, "cannot watch the policy; reload with SIGHUP or `reload.poll_seconds`"))
@@ -209,6 +224,23 @@ fn watch(shared: &impl Host, tx: mpsc::Sender<&'static str>) -> Option<notify::R
         }
     }
     Some(watcher)
+}
+
+/// The trigger of a watch that failed: the watcher is made again, and the policy reloaded (a
+/// change may have been missed).
+const WATCH_FAILED: &str = "watch failed";
+
+/// What a watch event triggers: `watch` for a change of what a load reads, [`WATCH_FAILED`]
+/// when the watcher reports an error (which is logged); nothing for any other event.
+fn trigger(event: &notify::Result<notify::Event>, targets: &[Target]) -> Option<&'static str> {
+    match event {
+        Ok(e) if !e.kind.is_access() && concerns_policy(&e.paths, targets) => Some("watch"),
+        Ok(_) => None,
+        Err(e) => {
+            tracing::error!(error = %e, "the policy watcher failed; it is made again and the policy reloaded");
+            Some(WATCH_FAILED)
+        }
+    }
 }
 
 /// A watched directory and, for a policy file, the file's name in it.
@@ -268,4 +300,22 @@ fn spawn_sighup(tx: mpsc::Sender<&'static str>) {
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn modified(path: &str) -> notify::Result<notify::Event> {
+        let kind = notify::EventKind::Modify(notify::event::ModifyKind::Any);
+        Ok(notify::Event::new(kind).add_path(PathBuf::from(path)))
+    }
+
+    #[test]
+    fn a_failed_watch_is_reported_as_its_own_trigger() {
+        let targets = [Target::of(Path::new("/etc/icegate/policy.yaml"))];
+        assert_eq!(trigger(&Err(notify::Error::generic("inotify queue overflow")), &targets), Some(WATCH_FAILED));
+        assert_eq!(trigger(&modified("/etc/icegate/policy.yaml"), &targets), Some("watch"));
+        assert_eq!(trigger(&modified("/etc/icegate/audit.log"), &targets), None);
+    }
 }
