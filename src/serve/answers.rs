@@ -21,18 +21,18 @@ use hyper::body::Incoming;
 /// One served request's answers.
 #[derive(Debug)]
 pub struct Served<'a> {
-    pub shared: &'a Shared,
-    pub snap: &'a Snapshot,
-    pub method: &'a http::Method,
-    pub caller: &'a HeaderMap,
-    pub user: &'a str,
-    pub record: &'a mut audit::Record,
+    shared: &'a Shared,
+    snap: &'a Snapshot,
+    method: &'a http::Method,
+    caller: &'a HeaderMap,
+    user: &'a str,
+    record: &'a mut audit::Record,
     /// The body as it arrived, until the inspect stage takes it.
-    pub incoming: Option<Incoming>,
+    incoming: Option<Incoming>,
     /// What the inspect stage left for forwarding.
-    pub forward: Option<RequestBody>,
+    forward: Option<RequestBody>,
     /// Where an authorized sign request goes when not to its table-scoped route (DESIGN.md §8).
-    pub signer: Option<http::Uri>,
+    signer: Option<http::Uri>,
 }
 
 impl<'a> Served<'a> {
@@ -47,6 +47,13 @@ impl<'a> Served<'a> {
     ) -> Self {
         let (method, caller) = (&parts.method, &parts.headers);
         Self { shared, snap, method, caller, user, record, incoming: Some(incoming), forward: None, signer: None }
+    }
+
+    /// What the forward stage takes once the sequence allowed the request: the body the
+    /// inspect stage left (`None` for getConfig, whose body is never read), and where an
+    /// authorized sign request goes when not to its table-scoped route.
+    pub fn into_forward(self) -> (Option<RequestBody>, Option<http::Uri>) {
+        (self.forward, self.signer)
     }
 }
 

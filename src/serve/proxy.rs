@@ -107,7 +107,7 @@ async fn pipeline(
     let unwrap_token = |route: &Route, token: &str| shared.tokens.open(&token_binding(&principal.user, route), token);
     let mut answers = Served::new(shared, snap, &parts, &principal.user, record, body);
     let mut decided = sequence::sequence(snap, &state.owners, settings, asked, unwrap_token, &mut answers).await?;
-    let Served { forward: body, signer, .. } = answers;
+    let (body, signer) = answers.into_forward();
     let (route, catalog) = (&decided.route, decided.catalog.as_str());
     let op = route.operation;
     record.reason = Some(std::mem::take(&mut decided.reason));
