@@ -183,4 +183,55 @@ roles:
         let no_principal = Capture { principal: None, ..load };
         assert_eq!(compare(&live, &candidate, OwnerIndex::empty(), &settings, &no_principal), None);
     }
+
+    /// A create whose name the served request found taken, and a sign request whose location
+    /// the served check refused: the replayed live decision is what enforcement answered.
+    #[test]
+    fn the_live_decision_replays_the_collision_and_sign_answers_of_the_served_request() {
+        let yaml = r#"
+version: 1
+metalake: lake
+default_catalog: prod
+users:
+  - { name: ann, roles: [writer] }
+roles:
+  - name: writer
+    securableObjects:
+      - { type: CATALOG, fullName: prod, privileges: [{ name: USE_CATALOG, condition: ALLOW }] }
+      - type: SCHEMA
+        fullName: prod.sales
+        privileges:
+          - { name: USE_SCHEMA, condition: ALLOW }
+          - { name: CREATE_TABLE, condition: ALLOW }
+          - { name: SELECT_TABLE, condition: ALLOW }
+"#;
+        let live = crate::core::policy::load_str("p.yaml", yaml).unwrap().snapshot;
+        let settings = Settings::default();
+        let sales = crate::core::iceberg::Namespace::new(vec!["sales".into()], &[]).unwrap();
+        let t = TableIdent::new(sales, "t".into()).unwrap();
+        let create = Capture {
+            method: "POST".into(),
+            body: BodyIn::Read(Bytes::from_static(br#"{"name":"t","schema":{"type":"struct","fields":[]}}"#)),
+            ..capture("/v1/prod/namespaces/sales/tables", None)
+        };
+        let status = |c: &Capture| decide_captured(&live, OwnerIndex::empty(), &settings, c).unwrap().status;
+        assert_eq!(status(&create), 200, "nothing was asked: nothing collides");
+        let taken = Capture {
+            collisions: vec![(Collision::ObjectOverNamespace(t.clone()), Existence::Exists)],
+            ..create.clone()
+        };
+        assert_eq!(status(&taken), 409);
+        let unknown = Capture { collisions: vec![(Collision::ObjectOverNamespace(t), Existence::Unknown)], ..create };
+        assert_eq!(status(&unknown), 503);
+        let sign = Capture {
+            method: "POST".into(),
+            body: BodyIn::Read(Bytes::from_static(
+                br#"{"region":"us-east-1","method":"GET","uri":"https://lake.s3.amazonaws.com/wh/x","headers":{}}"#,
+            )),
+            ..capture("/v1/prod/namespaces/sales/tables/t/sign", None)
+        };
+        assert_eq!(status(&sign), 200);
+        let refused = Capture { sign: Some(Err(Refusal::forbidden("not authorized to sign"))), ..sign };
+        assert_eq!(status(&refused), 403);
+    }
 }
