@@ -227,8 +227,7 @@ impl From<&crate::ops::owners::OwnersError> for Refusal {
 
 /// The HTTP response of a refusal: the Iceberg error JSON, never cached.
 pub fn response(refusal: &Refusal) -> http::Response<crate::serve::forward::Body> {
-    use http_body_util::BodyExt;
-    let body = http_body_util::Full::new(bytes::Bytes::from(refusal.to_json())).map_err(|never| match never {}).boxed();
+    let body = crate::serve::forward::full(bytes::Bytes::from(refusal.to_json()));
     let mut response = http::Response::new(body);
     *response.status_mut() = http::StatusCode::from_u16(refusal.status).unwrap_or(http::StatusCode::BAD_GATEWAY);
     let headers = response.headers_mut();

@@ -7,9 +7,11 @@
 //!        → forward → rewrite → audit
 //! ```
 //!
-//! The decision core is pure: [`policy::Snapshot`] is an immutable, indexed policy, and
-//! [`policy::eval`] decides an operation from it with no I/O. [`decide`] runs the stages that
-//! need no network in the pipeline's order; `icegate explain` and the conformance tests use it.
+//! The decision core is pure: `core::policy::Snapshot` is an immutable, indexed policy, and the
+//! evaluator decides an operation from it with no I/O. `core::sequence` runs the stages from
+//! parse to the body check for the proxy, `icegate explain`, shadow decisions and the
+//! conformance cases alike, asking what only the upstream knows through one trait
+//! (docs/architecture.md has the layers and the request path).
 
 #![cfg_attr(
     test,

@@ -1,8 +1,8 @@
 //! The stages of the pipeline that need no network, in DESIGN.md §1's order: parse, classify,
 //! narrow, authorize what the path decides, inspect, authorize what the body adds, and the
-//! decisions of the rewrite stage (credential scope, visible list entries). `icegate explain`
-//! and the conformance tests run exactly this; upstream facts (does the object exist, the list
-//! response) are inputs.
+//! decisions of the rewrite stage (credential scope, visible list entries). The stages run in
+//! [`crate::core::sequence`]'s order, for the proxy and offline alike; `icegate explain`, shadow
+//! decisions and the conformance tests run them here with the upstream's facts as inputs.
 
 use crate::core::iceberg::body::{self, BodyError};
 use crate::core::iceberg::list::{self, ListKind};
@@ -14,6 +14,7 @@ use crate::core::policy::authorize::{self, Verdict};
 use crate::core::policy::explain::describe;
 use crate::core::policy::{Scope, Snapshot};
 use crate::core::roles::{self, ActiveRoles, Narrowed, OwnershipMode, Principal};
+use crate::core::sequence::{self, Answers, BodyIn, Existence, Offline};
 use crate::error::Refusal;
 use serde_json::value::RawValue;
 
@@ -162,15 +163,18 @@ pub fn parse_stage(
     Ok((route, header))
 }
 
+/// The refusal of a target that names no known route.
+pub fn unknown_route(method: &str) -> Stop {
+    Stop::new(Refusal::unknown_route(method), "the route is not recognized", None)
+}
+
 /// Stage `classify`: a known route, and the catalog it names.
 pub fn classify_stage<'a>(
     snap: &'a Snapshot,
     method: &str,
     route: Option<&'a Route>,
 ) -> Result<(&'a Route, &'a str), Stop> {
-    let Some(route) = route else {
-        return Err(Stop::new(Refusal::unknown_route(method), "the route is not recognized", None));
-    };
+    let Some(route) = route else { return Err(unknown_route(method)) };
     let catalog =
         if route.operation.names_catalog() { snap.catalog_for_prefix(route.prefix.as_deref()) } else { Some("") };
     match (catalog, &route.prefix) {
@@ -308,69 +312,113 @@ pub fn request_of<'a>(route: &'a Route, catalog: &'a str) -> authorize::Request<
     }
 }
 
-/// Runs the offline stages on `input`; the first failing stage answers (DESIGN.md §5).
+/// Runs the stages on `input` as the proxy would, answering what only the upstream knows as
+/// DESIGN.md §10 says `explain` assumes; the first failing stage answers (DESIGN.md §5).
 /// Without an ownership store (`explain`, the conformance cases): only the policy's owners.
 pub fn decide(snap: &Snapshot, settings: &Settings, input: &Input<'_>) -> Outcome {
     decide_with_owners(snap, crate::core::ownership::OwnerIndex::empty(), settings, input)
 }
 
-/// [`decide`] with the ownership store's index merged into the policy's owners (the shadow
-/// decision of a served request).
+/// [`decide`] with the ownership store's index merged into the policy's owners.
 pub fn decide_with_owners(
     snap: &Snapshot,
     owners: &crate::core::ownership::OwnerIndex,
     settings: &Settings,
     input: &Input<'_>,
 ) -> Outcome {
-    match run(snap, owners, settings, input) {
+    let body = match input.body {
+        Some(bytes) => BodyIn::Read(bytes::Bytes::copy_from_slice(bytes)),
+        None => BodyIn::Absent,
+    };
+    let mut answers = Offline { body, exists: input.exists };
+    decide_with_answers(snap, owners, settings, input, &mut answers)
+}
+
+/// [`decide_with_owners`] with `answers` for what only the upstream knows (a shadow decision
+/// answers from what its served request learned). Every answer must be at hand.
+pub fn decide_with_answers<A: Answers>(
+    snap: &Snapshot,
+    owners: &crate::core::ownership::OwnerIndex,
+    settings: &Settings,
+    input: &Input<'_>,
+    answers: &mut A,
+) -> Outcome {
+    match run(snap, owners, settings, input, answers) {
         Ok(outcome) => outcome,
         Err(stop) => Outcome::refused(stop.operation, stop.refusal, stop.reason),
     }
 }
 
-fn run(
+fn run<A: Answers>(
     snap: &Snapshot,
     owners: &crate::core::ownership::OwnerIndex,
     settings: &Settings,
     input: &Input<'_>,
+    answers: &mut A,
 ) -> Result<Outcome, Stop> {
     if routes::is_get_token(input.method, input.target, &settings.base_path) {
         return Ok(Outcome::forwarded(OperationId::GetToken, "getToken is forwarded before every check".to_owned()));
     }
+    let request = sequence::Request {
+        method: input.method,
+        target: input.target,
+        principal: &input.principal,
+        active_roles: input.active_roles,
+    };
     // explain holds no page-token key, so no token it is given unwraps (DESIGN.md §10).
-    let (route, header) = parse_stage(snap, settings, input.method, input.target, input.active_roles, |_, _| None)?;
-    let (route, catalog) = classify_stage(snap, input.method, route.as_ref())?;
-    let op = route.operation;
-    let Some(narrowed) = narrow_stage(snap, settings, &input.principal, &header, op)? else {
-        return Ok(Outcome::forwarded(op, "getConfig needs only a known, enabled user".to_owned()));
+    let decided = sequence::at_once(sequence::sequence(snap, owners, settings, request, |_, _| None, answers))
+        .ok_or_else(|| {
+            Stop::plain(
+                Refusal::new(500, "InternalServerError", "a decision waited for an answer it should have had"),
+                None,
+            )
+        })??;
+    let op = decided.route.operation;
+    let reason = match &decided.body_reason {
+        Some(body) => format!("{}; {body}", decided.reason),
+        None => decided.reason,
     };
-    let subject = narrowed.subject(&input.principal.user).with_owners(owners);
-    let request = request_of(route, catalog);
-    let mut reason = match authorize_path_stage(snap, &subject, route, &request)? {
-        PathCheck::Allow(reason) => reason,
-        PathCheck::AskExistence(reason) => return Err(existence_answer(route, reason, !input.exists)),
-    };
-    let rules = name_rules(snap, settings, catalog);
-    let parsed_body =
-        inspect(route, settings, &rules, input.body).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
-    if let Some(body) = &parsed_body {
-        let body_reason = authorize_body_stage(snap, &subject, route, &request, body, authorize::Facts::default())?;
-        reason = format!("{reason}; {body_reason}");
-    }
-    // what the rewrite stage would do
     let mut outcome = Outcome::forwarded(op, reason);
+    let Some(narrowed) = &decided.narrowed else { return Ok(outcome) };
+    // what the rewrite stage would do
+    let subject = narrowed.subject(&input.principal.user).with_owners(owners);
+    let request = request_of(&decided.route, &decided.catalog);
     outcome.upstream_active_roles = narrowed.upstream_header.clone();
     if let Some(scope) = authorize::credential_scope(snap, &subject, &request) {
         outcome.credential = Some(scope.narrowed);
         outcome.narrowing_lowered_scope = scope.narrowed < scope.unnarrowed;
     }
     if let (Some(kind), Some(response)) = (ListKind::for_operation(op), input.list_response) {
-        let mut entries = crate::core::policy::entries::EntryFilter::new(snap, &subject, catalog, kind);
+        let mut entries = crate::core::policy::entries::EntryFilter::new(snap, &subject, &decided.catalog, kind);
         let page = list::filter(kind, response, &settings.namespace_separators, |entry| entries.visible(entry))
             .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
         outcome.visible = Some(page.to_raw_values().map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?);
     }
     Ok(outcome)
+}
+
+/// The inspect stage's refusal of a body.
+pub fn body_stop(error: &BodyError, op: OperationId) -> Stop {
+    Stop::plain(Refusal::from(error), Some(op))
+}
+
+/// The answer to a collision question (DESIGN.md §4 "One name, one kind, one level"): a name
+/// that is both a table (or view) and a child namespace of one namespace shares one storage
+/// directory, so creating the second is 409; when the upstream cannot say, 503 and nothing is
+/// forwarded. `None` when nothing collides.
+pub fn collision_answer(route: &Route, collision: &Collision, existence: Existence) -> Option<Stop> {
+    let (created, existing) = match collision {
+        Collision::NamespaceOverTableOrView(namespace) => {
+            (format!("namespace `{namespace}`"), "a table or view of that name")
+        }
+        Collision::ObjectOverNamespace(ident) => (format!("`{ident}`"), "a namespace of that name"),
+    };
+    let refusal = match existence {
+        Existence::Missing => return None,
+        Existence::Exists => Refusal::collides(&created, existing),
+        Existence::Unknown => Refusal::collision_unknown(&created),
+    };
+    Some(Stop::plain(refusal, Some(route.operation)))
 }
 
 /// How the names of `catalog` are read (DESIGN.md §2, §7).
@@ -379,23 +427,25 @@ pub fn name_rules<'a>(snap: &Snapshot, settings: &'a Settings, catalog: &str) ->
 }
 
 /// The inspect stage: a spec body must be present; an inspected body must fit the cap and
-/// parse strictly.
+/// parse strictly. A body that is not inspected streams through whatever its size.
 pub fn inspect(
     route: &Route,
     settings: &Settings,
     rules: &NameRules<'_>,
-    bytes: Option<&[u8]>,
+    received: &BodyIn,
 ) -> Result<Option<body::Body>, BodyError> {
     let op = route.operation;
     if !op.has_request_body() {
         return Ok(None);
     }
-    let Some(bytes) = bytes else { return Err(BodyError::Missing(op.as_str())) };
+    let bytes = match received {
+        BodyIn::Absent => return Err(BodyError::Missing(op.as_str())),
+        _ if !op.inspects_request_body() => return Ok(None),
+        BodyIn::Streamed => return Err(BodyError::Missing(op.as_str())),
+        BodyIn::Read(bytes) => bytes,
+    };
     if bytes.len() > settings.max_body_bytes {
         return Err(BodyError::TooLarge { limit: settings.max_body_bytes });
-    }
-    if !op.inspects_request_body() {
-        return Ok(None);
     }
     body::inspect(route, bytes, rules).map(Some)
 }

@@ -12,5 +12,6 @@ pub mod iceberg;
 pub mod ownership;
 pub mod policy;
 pub mod roles;
+pub mod sequence;
 pub mod text;
 pub mod wordscan;

@@ -49,6 +49,8 @@ pub struct Metrics {
     pub entries_hidden: Counter,
     pub credentials: Family<ActionLabels, Counter>,
     pub shadow_disagreements: Family<OperationLabels, Counter>,
+    /// Requests given no shadow decision because too many were pending.
+    pub shadow_skipped: Counter,
     pub open_connections: Gauge,
     pub upstream_reachable: Gauge,
     /// Records in this process's view of the ownership store.
@@ -94,6 +96,12 @@ impl Metrics {
             "Requests the shadow policy decides differently, by operation",
             shadow_disagreements.clone(),
         );
+        let shadow_skipped = Counter::default();
+        registry.register(
+            "shadow_skipped",
+            "Requests given no shadow decision because too many were pending",
+            shadow_skipped.clone(),
+        );
         let open_connections = Gauge::default();
         registry.register("open_connections", "Client connections open now", open_connections.clone());
         let upstream_reachable = Gauge::default();
@@ -121,6 +129,7 @@ impl Metrics {
             entries_hidden,
             credentials,
             shadow_disagreements,
+            shadow_skipped,
             open_connections,
             upstream_reachable,
             owners_records,

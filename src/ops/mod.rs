@@ -6,3 +6,4 @@ pub mod metrics;
 pub mod owners;
 pub mod reload;
 pub mod shadow;
+pub mod state;

@@ -3,14 +3,43 @@
 //! publishes the new decision state with one `store`. A policy that fails to load leaves the
 //! last good one serving.
 
+use crate::config::Config;
 use crate::core::policy::Snapshot;
 use crate::core::policy::load::{LoadError, content_hash, load_sources, read_sources};
-use crate::serve::state::{DecisionState, Shared};
+use crate::ops::metrics::Metrics;
+use crate::ops::state::{DecisionState, Health};
+use arc_swap::ArcSwap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::mpsc;
+
+/// What a reload reads and publishes into: the serving process's shared state implements it.
+pub trait Host: Send + Sync + 'static {
+    fn config(&self) -> &Config;
+    fn state(&self) -> &ArcSwap<DecisionState>;
+    fn health(&self) -> &Health;
+    fn metrics(&self) -> &Metrics;
+}
+
+impl<H: Host> Host for Arc<H> {
+    fn config(&self) -> &Config {
+        (**self).config()
+    }
+
+    fn state(&self) -> &ArcSwap<DecisionState> {
+        (**self).state()
+    }
+
+    fn health(&self) -> &Health {
+        (**self).health()
+    }
+
+    fn metrics(&self) -> &Metrics {
+        (**self).metrics()
+    }
+}
 
 /// What one reload did.
 #[derive(Debug)]
@@ -26,21 +55,21 @@ pub enum Outcome {
 
 /// Loads the policy (and shadow) again and publishes it if it changed. Blocking: run it off
 /// the request path. Callers serialize reloads (the reload task is the only one in serving).
-pub fn reload_now(shared: &Shared) -> Outcome {
-    let Some(policy) = shared.config.policy.as_deref() else { return Outcome::Failed("no policy path".into()) };
-    let current = shared.state.load_full();
+pub fn reload_now(shared: &impl Host) -> Outcome {
+    let Some(policy) = shared.config().policy.as_deref() else { return Outcome::Failed("no policy path".into()) };
+    let current = shared.state().load_full();
     let live = match load_if_changed(policy, &current.snapshot) {
         Ok(live) => live,
         Err(e) => return failed(shared, "policy", policy, &e),
     };
-    let shadow = match (&shared.config.shadow_policy, &current.shadow) {
+    let shadow = match (&shared.config().shadow_policy, &current.shadow) {
         (None, _) => None,
         (Some(path), Some(old)) => match load_if_changed(path, old) {
             Ok(new) => new.map(Some),
             Err(e) => {
                 // The live policy is unaffected; the candidate under review stays as it was.
                 tracing::error!(path = %path.display(), error = %e, "shadow policy does not load; the previous candidate stays");
-                shared.metrics.reload("shadow_failure");
+                shared.metrics().reload("shadow_failure");
                 None
             }
         },
@@ -48,15 +77,15 @@ pub fn reload_now(shared: &Shared) -> Outcome {
             Ok(loaded) => Some(Some(Arc::new(loaded.snapshot))),
             Err(e) => {
                 tracing::error!(path = %path.display(), error = %e, "shadow policy does not load");
-                shared.metrics.reload("shadow_failure");
+                shared.metrics().reload("shadow_failure");
                 None
             }
         },
     };
-    shared.health.stale.store(false, Ordering::Relaxed);
-    shared.metrics.stale.set(0);
+    shared.health().stale.store(false, Ordering::Relaxed);
+    shared.metrics().stale.set(0);
     if live.is_none() && shadow.is_none() {
-        shared.metrics.reload("unchanged");
+        shared.metrics().reload("unchanged");
         return Outcome::Unchanged;
     }
     let generation = current.generation + u64::from(live.is_some());
@@ -70,18 +99,18 @@ pub fn reload_now(shared: &Shared) -> Outcome {
     };
     let hash = next.snapshot.hash().to_owned();
     // The ownership index may have changed since `current` was read: keep the latest one.
-    shared.state.rcu(|latest| DecisionState {
+    shared.state().rcu(|latest| DecisionState {
         owners: Arc::clone(&latest.owners),
         owners_version: latest.owners_version,
         ..next.clone()
     });
     if live.is_some() {
-        shared.metrics.reload("success");
-        shared.metrics.generation.set(i64::try_from(generation).unwrap_or(i64::MAX));
+        shared.metrics().reload("success");
+        shared.metrics().generation.set(i64::try_from(generation).unwrap_or(i64::MAX));
         tracing::info!(generation, %hash, "policy reloaded");
         Outcome::Reloaded { generation }
     } else {
-        shared.metrics.reload("shadow_success");
+        shared.metrics().reload("shadow_success");
         tracing::info!("shadow policy reloaded");
         Outcome::ShadowReloaded
     }
@@ -100,21 +129,23 @@ fn load_if_changed(path: &Path, current: &Snapshot) -> Result<Option<Arc<Snapsho
     Ok(Some(Arc::new(loaded.snapshot)))
 }
 
-fn failed(shared: &Shared, what: &str, path: &Path, e: &LoadError) -> Outcome {
+fn failed(shared: &impl Host, what: &str, path: &Path, e: &LoadError) -> Outcome {
     tracing::error!(path = %path.display(), error = %e, "{what} does not load; the last good policy stays");
-    shared.health.stale.store(true, Ordering::Relaxed);
-    shared.metrics.stale.set(1);
-    shared.metrics.reload("failure");
+    shared.health().stale.store(true, Ordering::Relaxed);
+    shared.metrics().stale.set(1);
+    shared.metrics().reload("failure");
     Outcome::Failed(e.to_string())
 }
 
 /// Runs the reload task until `shutdown`: triggers from the watch, SIGHUP and the poll
 /// interval, debounced, each followed by one [`reload_now`].
-pub async fn run(shared: Arc<Shared>, shutdown: impl Future<Output = ()>) {
+pub async fn run<H: Host>(shared: Arc<H>, shutdown: impl Future<Output = ()>) {
     let (tx, mut rx) = mpsc::channel::<&'static str>(64);
-    let reload = shared.config.reload.clone();
-    // Kept alive for the task's lifetime: dropping the watcher stops the watch.
-    let _watcher = if reload.watch { watch(&shared, tx.clone()) } else { None };
+    let reload = shared.config().reload.clone();
+    // Kept alive for the task's lifetime: dropping the watcher stops the watch. It is made again
+    // after it failed, or at the next trigger when it could not be made (vector's watcher does so).
+    let watch_tx = reload.watch.then(|| tx.clone());
+    let mut watcher = watch_tx.as_ref().and_then(|tx| watch(&*shared, tx.clone()));
     spawn_sighup(tx.clone());
     if reload.poll_seconds > 0 {
         let tx = tx.clone();
@@ -140,10 +171,23 @@ pub async fn run(shared: Arc<Shared>, shutdown: impl Future<Output = ()>) {
         };
         // A burst of events (an editor's save, a ConfigMap swap) becomes one reload.
         tokio::time::sleep(debounce).await;
-        while rx.try_recv().is_ok() {}
+        let mut failed = trigger == WATCH_FAILED;
+        while let Ok(t) = rx.try_recv() {
+            failed |= t == WATCH_FAILED;
+        }
+        if let Some(tx) = &watch_tx
+            && (failed || watcher.is_none())
+        {
+            // the old watch stops before the new one starts
+            drop(watcher.take());
+            watcher = watch(&*shared, tx.clone());
+            if watcher.is_some() {
+                tracing::info!("the policy watcher was made again");
+            }
+        }
         tracing::debug!(trigger, "reloading the policy");
         let shared = Arc::clone(&shared);
-        let _ = tokio::task::spawn_blocking(move || reload_now(&shared)).await;
+        let _ = tokio::task::spawn_blocking(move || reload_now(&*shared)).await;
     }
 }
 
@@ -152,20 +196,20 @@ pub async fn run(shared: Arc<Shared>, shutdown: impl Future<Output = ()>) {
 /// sees. Only events on what a load reads (or on a ConfigMap's `..` entries) trigger: other
 /// files in the directory — an audit log written beside the policy, an editor's swap file —
 /// would otherwise wake the reload task on every write.
-fn watch(shared: &Shared, tx: mpsc::Sender<&'static str>) -> Option<notify::RecommendedWatcher> {
+fn watch(shared: &impl Host, tx: mpsc::Sender<&'static str>) -> Option<notify::RecommendedWatcher> {
     use notify::Watcher;
     let paths: Vec<PathBuf> =
-        [shared.config.policy.clone(), shared.config.shadow_policy.clone()].into_iter().flatten().collect();
+        [shared.config().policy.clone(), shared.config().shadow_policy.clone()].into_iter().flatten().collect();
     let targets: Vec<Target> = paths.iter().map(|p| Target::of(p)).collect();
     let matchers = targets.clone();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if event.is_ok_and(|e| !e.kind.is_access() && concerns_policy(&e.paths, &matchers)) {
-            let _ = tx.try_send("watch");
+        if let Some(trigger) = trigger(&event, &matchers) {
+            let _ = tx.try_send(trigger);
         }
     })
     .map_err(|e| tracing::error!(error = %e, "cannot watch the policy; reload with SIGHUP or `reload.poll_seconds`"))
     .ok()?;
-    let audit_dir = shared.config.audit.file.as_deref().map(watched_dir);
+    let audit_dir = shared.config().audit.file.as_deref().map(watched_dir);
     for target in &targets {
         if let Err(e) = watcher.watch(&target.dir, notify::RecursiveMode::NonRecursive) {
             tracing::error!(path = %target.dir.display(), error = %e, "cannot watch the policy directory");
@@ -180,6 +224,23 @@ fn watch(shared: &Shared, tx: mpsc::Sender<&'static str>) -> Option<notify::Reco
         }
     }
     Some(watcher)
+}
+
+/// The trigger of a watch that failed: the watcher is made again, and the policy reloaded (a
+/// change may have been missed).
+const WATCH_FAILED: &str = "watch failed";
+
+/// What a watch event triggers: `watch` for a change of what a load reads, [`WATCH_FAILED`]
+/// when the watcher reports an error (which is logged); nothing for any other event.
+fn trigger(event: &notify::Result<notify::Event>, targets: &[Target]) -> Option<&'static str> {
+    match event {
+        Ok(e) if !e.kind.is_access() && concerns_policy(&e.paths, targets) => Some("watch"),
+        Ok(_) => None,
+        Err(e) => {
+            tracing::error!(error = %e, "the policy watcher failed; it is made again and the policy reloaded");
+            Some(WATCH_FAILED)
+        }
+    }
 }
 
 /// A watched directory and, for a policy file, the file's name in it.
@@ -239,4 +300,22 @@ fn spawn_sighup(tx: mpsc::Sender<&'static str>) {
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn modified(path: &str) -> notify::Result<notify::Event> {
+        let kind = notify::EventKind::Modify(notify::event::ModifyKind::Any);
+        Ok(notify::Event::new(kind).add_path(PathBuf::from(path)))
+    }
+
+    #[test]
+    fn a_failed_watch_is_reported_as_its_own_trigger() {
+        let targets = [Target::of(Path::new("/etc/icegate/policy.yaml"))];
+        assert_eq!(trigger(&Err(notify::Error::generic("inotify queue overflow")), &targets), Some(WATCH_FAILED));
+        assert_eq!(trigger(&modified("/etc/icegate/policy.yaml"), &targets), Some("watch"));
+        assert_eq!(trigger(&modified("/etc/icegate/audit.log"), &targets), None);
+    }
 }

@@ -2,23 +2,73 @@
 //! never enforced; a difference from the live policy in status, credential scope or visible
 //! list entries is logged and counted.
 
-use crate::core::decide::{self, Input, Outcome, Settings};
+use crate::core::decide::{self, Collision, Input, Outcome, Settings, Stop};
+use crate::core::iceberg::body::SignRequest;
+use crate::core::iceberg::routes::Route;
+use crate::core::iceberg::{OperationId, TableIdent};
 use crate::core::policy::Snapshot;
-use crate::core::roles::Principal;
+use crate::core::roles::{Narrowed, Principal};
+use crate::core::sequence::{Answers, BodyIn, Existence};
+use crate::error::Refusal;
 use bytes::Bytes;
 
-/// What the request path learned that both decisions need.
+/// What the request path learned that both decisions need: the request, and every answer the
+/// upstream gave the served sequence, so that the shadow decision predicts enforcement without
+/// asking again.
 #[derive(Clone, Debug, Default)]
 pub struct Capture {
     pub method: String,
     pub target: String,
     pub principal: Option<Principal>,
     pub active_roles: Option<Vec<u8>>,
-    pub body: Option<Bytes>,
+    pub body: BodyIn,
     /// The upstream's answer to the existence lookup of 403-or-404, when one was made.
     pub exists: Option<bool>,
+    /// The locations the upstream assigned to staged creates, when asked.
+    pub staged: Vec<(TableIdent, String)>,
+    /// The collision questions asked, and their answers.
+    pub collisions: Vec<(Collision, Existence)>,
+    /// The sign-location check's outcome, when one was made.
+    pub sign: Option<Result<(), Refusal>>,
     /// The upstream's first list page, for list operations.
     pub list_response: Option<Bytes>,
+}
+
+/// The answers a served request captured. A question the served sequence never asked (the
+/// candidate policy reached a stage the live one did not) is answered as `explain` answers it
+/// (DESIGN.md §10).
+struct Recorded<'a>(&'a Capture);
+
+impl Answers for Recorded<'_> {
+    async fn body(&mut self, _op: OperationId, _limit: usize) -> Result<BodyIn, Stop> {
+        Ok(self.0.body.clone())
+    }
+
+    async fn missing(&mut self, _route: &Route) -> bool {
+        self.0.exists == Some(false)
+    }
+
+    async fn staged_locations(
+        &mut self,
+        _route: &Route,
+        _catalog: &str,
+        _narrowed: &Narrowed,
+        tables: &[TableIdent],
+    ) -> Vec<(TableIdent, String)> {
+        self.0.staged.iter().filter(|(t, _)| tables.contains(t)).cloned().collect()
+    }
+
+    async fn collision(&mut self, _route: &Route, collision: &Collision) -> Existence {
+        let asked = self.0.collisions.iter().find(|(c, _)| c == collision);
+        asked.map_or(Existence::Missing, |(_, existence)| *existence)
+    }
+
+    async fn sign_location(&mut self, route: &Route, _narrowed: &Narrowed, _request: &SignRequest) -> Result<(), Stop> {
+        match &self.0.sign {
+            Some(Err(refusal)) => Err(Stop::plain(refusal.clone(), Some(route.operation))),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// One difference between the live and the candidate decision.
@@ -38,24 +88,34 @@ pub fn compare(
     settings: &Settings,
     capture: &Capture,
 ) -> Option<Disagreement> {
-    let principal = capture.principal.clone()?;
-    let input = Input {
-        method: &capture.method,
-        target: &capture.target,
-        principal,
-        active_roles: capture.active_roles.as_deref(),
-        body: capture.body.as_deref(),
-        exists: capture.exists.unwrap_or(true),
-        list_response: capture.list_response.as_deref(),
-    };
-    let a = decide::decide_with_owners(live, owners, settings, &input);
-    let b = decide::decide_with_owners(candidate, owners, settings, &input);
+    let (a, b) =
+        (decide_captured(live, owners, settings, capture)?, decide_captured(candidate, owners, settings, capture)?);
     let (sa, sb) = (summary(&a), summary(&b));
     if sa == sb {
         return None;
     }
     let operation = a.operation.or(b.operation).map_or("unrecognized", |o| o.as_str());
     Some(Disagreement { operation, live: sa, candidate: sb })
+}
+
+/// Decides `capture` with `snap` as the served request would have been decided, from its
+/// answers; `None` without a principal.
+pub fn decide_captured(
+    snap: &Snapshot,
+    owners: &crate::core::ownership::OwnerIndex,
+    settings: &Settings,
+    capture: &Capture,
+) -> Option<Outcome> {
+    let input = Input {
+        method: &capture.method,
+        target: &capture.target,
+        principal: capture.principal.clone()?,
+        active_roles: capture.active_roles.as_deref(),
+        body: None,
+        exists: capture.exists.unwrap_or(true),
+        list_response: capture.list_response.as_deref(),
+    };
+    Some(decide::decide_with_answers(snap, owners, settings, &input, &mut Recorded(capture)))
 }
 
 /// Status, credential scope and visible entries: what a disagreement is made of.
@@ -122,5 +182,56 @@ roles:
         assert_eq!(compare(&live, &candidate, OwnerIndex::empty(), &settings, &list), None);
         let no_principal = Capture { principal: None, ..load };
         assert_eq!(compare(&live, &candidate, OwnerIndex::empty(), &settings, &no_principal), None);
+    }
+
+    /// A create whose name the served request found taken, and a sign request whose location
+    /// the served check refused: the replayed live decision is what enforcement answered.
+    #[test]
+    fn the_live_decision_replays_the_collision_and_sign_answers_of_the_served_request() {
+        let yaml = r#"
+version: 1
+metalake: lake
+default_catalog: prod
+users:
+  - { name: ann, roles: [writer] }
+roles:
+  - name: writer
+    securableObjects:
+      - { type: CATALOG, fullName: prod, privileges: [{ name: USE_CATALOG, condition: ALLOW }] }
+      - type: SCHEMA
+        fullName: prod.sales
+        privileges:
+          - { name: USE_SCHEMA, condition: ALLOW }
+          - { name: CREATE_TABLE, condition: ALLOW }
+          - { name: SELECT_TABLE, condition: ALLOW }
+"#;
+        let live = crate::core::policy::load_str("p.yaml", yaml).unwrap().snapshot;
+        let settings = Settings::default();
+        let sales = crate::core::iceberg::Namespace::new(vec!["sales".into()], &[]).unwrap();
+        let t = TableIdent::new(sales, "t".into()).unwrap();
+        let create = Capture {
+            method: "POST".into(),
+            body: BodyIn::Read(Bytes::from_static(br#"{"name":"t","schema":{"type":"struct","fields":[]}}"#)),
+            ..capture("/v1/prod/namespaces/sales/tables", None)
+        };
+        let status = |c: &Capture| decide_captured(&live, OwnerIndex::empty(), &settings, c).unwrap().status;
+        assert_eq!(status(&create), 200, "nothing was asked: nothing collides");
+        let taken = Capture {
+            collisions: vec![(Collision::ObjectOverNamespace(t.clone()), Existence::Exists)],
+            ..create.clone()
+        };
+        assert_eq!(status(&taken), 409);
+        let unknown = Capture { collisions: vec![(Collision::ObjectOverNamespace(t), Existence::Unknown)], ..create };
+        assert_eq!(status(&unknown), 503);
+        let sign = Capture {
+            method: "POST".into(),
+            body: BodyIn::Read(Bytes::from_static(
+                br#"{"region":"us-east-1","method":"GET","uri":"https://lake.s3.amazonaws.com/wh/x","headers":{}}"#,
+            )),
+            ..capture("/v1/prod/namespaces/sales/tables/t/sign", None)
+        };
+        assert_eq!(status(&sign), 200);
+        let refused = Capture { sign: Some(Err(Refusal::forbidden("not authorized to sign"))), ..sign };
+        assert_eq!(status(&refused), 403);
     }
 }

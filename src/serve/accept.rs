@@ -100,6 +100,18 @@ pub fn check_duplicates(headers: &HeaderMap) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// The stage's checks of a request's head, before getToken is recognized: unambiguous framing,
+/// hop-by-hop headers removed, an origin-form target. HTTP/2 always carries `:scheme` and
+/// `:authority`, so only an HTTP/1 target can be absolute.
+pub fn head(parts: &mut http::request::Parts, seen_on_connection: bool) -> Result<(), Refusal> {
+    check_framing(&parts.headers, seen_on_connection)?;
+    strip_hop_by_hop(&mut parts.headers);
+    if parts.version < http::Version::HTTP_2 && parts.uri.scheme().is_some() {
+        return Err(Refusal::bad_request("an absolute-form request target is not accepted"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

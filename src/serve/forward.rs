@@ -13,6 +13,24 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// Bodies icegate sends: streamed through, or its own.
 pub type Body = BoxBody<Bytes, BoxError>;
 
+/// An empty body.
+pub fn empty() -> Body {
+    use http_body_util::BodyExt;
+    http_body_util::Empty::new().map_err(|never| match never {}).boxed()
+}
+
+/// A body of `bytes`, icegate's own or the authorized request's.
+pub fn full(bytes: Bytes) -> Body {
+    use http_body_util::BodyExt;
+    http_body_util::Full::new(bytes).map_err(|never| match never {}).boxed()
+}
+
+/// A body streamed through as it arrives.
+pub fn streamed(body: Incoming) -> Body {
+    use http_body_util::BodyExt;
+    body.map_err(|e| Box::new(e) as BoxError).boxed()
+}
+
 #[derive(Debug, Error)]
 pub enum ForwardError {
     #[error("upstream is unreachable: {0}")]
@@ -90,5 +108,30 @@ impl Upstream {
             Ok(Err(e)) => Err(ForwardError::Unreachable(crate::core::text::error_chain(&e))),
             Ok(Ok(response)) => Ok(response),
         }
+    }
+}
+
+/// A rewritten credential-bearing response, written as its chunks (most of them slices of the
+/// upstream's buffer).
+#[derive(Debug)]
+pub struct ChunkBody(pub crate::core::credentials::response::Chunks);
+
+impl hyper::body::Body for ChunkBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        std::task::Poll::Ready(self.get_mut().0.pop_front().map(|b| Ok(hyper::body::Frame::data(b))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.0.part_count() == 0
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        hyper::body::SizeHint::with_exact(self.0.len() as u64)
     }
 }

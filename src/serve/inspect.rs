@@ -15,6 +15,16 @@ pub enum RequestBody {
     Stream(Incoming),
 }
 
+impl RequestBody {
+    /// The body forwarded upstream: the authorized bytes, or the stream.
+    pub fn into_upstream(self) -> crate::serve::forward::Body {
+        match self {
+            Self::Buffered(bytes) => crate::serve::forward::full(bytes),
+            Self::Stream(incoming) => crate::serve::forward::streamed(incoming),
+        }
+    }
+}
+
 fn content_length(headers: &HeaderMap) -> Option<u64> {
     headers.get(http::header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
 }

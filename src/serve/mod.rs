@@ -4,6 +4,7 @@
 
 pub mod accept;
 pub mod admin;
+pub mod answers;
 pub mod aws_chain;
 pub mod forward;
 pub mod framing;

@@ -1,11 +1,13 @@
 //! What happens after a request is answered, besides its audit line: the metrics it moves
-//! and its shadow decision (DESIGN.md §9, §10).
+//! and its shadow decision, made off the serving path (DESIGN.md §9, §10).
 
 use crate::ops::audit;
+use crate::ops::shadow::Capture;
 use crate::serve::state::{DecisionState, Shared};
+use std::sync::Arc;
 
 /// Metrics and the shadow decision, once the request is answered.
-pub fn observe(shared: &Shared, state: &DecisionState, record: &audit::Record) {
+pub fn observe(shared: &Arc<Shared>, state: &Arc<DecisionState>, record: &mut audit::Record) {
     let m = &shared.metrics;
     let labels = crate::ops::metrics::RequestLabels {
         operation: record.operation.unwrap_or("unrecognized"),
@@ -25,22 +27,46 @@ pub fn observe(shared: &Shared, state: &DecisionState, record: &audit::Record) {
     if let (Some(action), "allow") = (record.credential, record.decision) {
         m.credentials.get_or_create(&crate::ops::metrics::ActionLabels { action }).inc();
     }
-    if let (Some(candidate), Some(capture)) = (&state.shadow, &record.shadow)
-        && let Some(d) =
-            crate::ops::shadow::compare(&state.snapshot, candidate, &state.owners, &shared.settings, capture)
-    {
-        let object = record.objects.first().map_or("", |o| o.full_name.as_str());
+    if let (Some(_), Some(capture)) = (&state.shadow, record.shadow.take()) {
+        shadow(shared, state, record, capture);
+    }
+}
+
+/// How many shadow decisions may wait or run at once; a request answered while that many are
+/// pending gets none (counted as skipped), so a slow shadow never holds serving memory.
+pub const SHADOW_QUEUE: usize = 256;
+
+/// Decides `capture` with the live and the candidate policy on a task of its own, never
+/// delaying the response; a difference is logged and counted.
+fn shadow(shared: &Arc<Shared>, state: &Arc<DecisionState>, record: &audit::Record, capture: Capture) {
+    let Ok(slot) = Arc::clone(&shared.shadow_slots).try_acquire_owned() else {
+        shared.metrics.shadow_skipped.inc();
+        return;
+    };
+    let (shared, state) = (Arc::clone(shared), Arc::clone(state));
+    let object = record.objects.first().map_or_else(String::new, |o| o.full_name.clone());
+    let user = record.user.clone().unwrap_or_default();
+    tokio::spawn(async move {
+        let _slot = slot;
+        let Some(candidate) = &state.shadow else { return };
+        let Some(d) =
+            crate::ops::shadow::compare(&state.snapshot, candidate, &state.owners, &shared.settings, &capture)
+        else {
+            return;
+        };
         tracing::warn!(
             target: "icegate::shadow",
             operation = d.operation,
             object,
-            user = record.user.as_deref().unwrap_or_default(),
+            user,
             live = %d.live,
             candidate = %d.candidate,
             "shadow policy disagrees"
         );
-        m.shadow_disagreements
+        shared
+            .metrics
+            .shadow_disagreements
             .get_or_create(&crate::ops::metrics::OperationLabels { operation: d.operation.to_owned() })
             .inc();
-    }
+    });
 }

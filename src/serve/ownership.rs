@@ -18,7 +18,7 @@ use crate::serve::outbound::{self, Outbound};
 use crate::serve::state::{DecisionState, Shared};
 use crate::serve::upstream_calls::strip_idempotency;
 use http::{HeaderMap, Response, StatusCode};
-use http_body_util::{BodyExt, Empty};
+
 use hyper::body::Incoming;
 use std::sync::Arc;
 use std::time::Duration;
@@ -158,7 +158,7 @@ pub async fn reconcile(shared: &Shared, caller: &HeaderMap, intent: &Intent) -> 
 async fn exists(shared: &Shared, caller: &HeaderMap, path: &str) -> Option<bool> {
     let head = http::Method::HEAD;
     let out = Outbound { method: &head, path, query: "", user: "", active_roles: None, strip_delegation: true };
-    let empty = Empty::new().map_err(|never| match never {}).boxed();
+    let empty = crate::serve::forward::empty();
     let request = outbound::build(shared, &strip_idempotency(caller), &out, empty).ok()?;
     match shared.upstream.send(request).await {
         Ok(r) if r.status().is_success() => Some(true),

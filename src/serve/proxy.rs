@@ -4,22 +4,24 @@
 //! loaded once and every stage reads that one value.
 
 use crate::core::credentials::Action;
-use crate::core::decide::{self, PathCheck, Stop};
+use crate::core::decide::{self, Stop};
+use crate::core::iceberg::OperationId;
 use crate::core::iceberg::list::ListKind;
 use crate::core::iceberg::routes::{self, Route};
-use crate::core::iceberg::{OperationId, body as iceberg_body};
 use crate::core::policy::authorize;
+use crate::core::sequence;
 use crate::error::{self, Refusal};
 use crate::ops::audit;
+use crate::serve::answers::Served;
 use crate::serve::forward::Body;
-use crate::serve::inspect::{self, RequestBody};
+use crate::serve::inspect::RequestBody;
 use crate::serve::outbound::Outbound;
 use crate::serve::state::{DecisionState, Shared};
-use crate::serve::upstream_calls::{self, send, send_to, sign_destination, table_locations, upstream_says_missing};
+use crate::serve::upstream_calls::{self, send, send_to, table_locations};
 use crate::serve::{accept, identity, rewrite, vending};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Empty, Full};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use std::sync::Arc;
 
@@ -62,7 +64,7 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<i
     record.status = response.status().as_u16();
     record.duration_ms = record.started.map_or(0.0, |s| s.elapsed().as_secs_f64() * 1000.0);
     shared.audit.emit(&record);
-    crate::serve::observe::observe(&shared, &state, &record);
+    crate::serve::observe::observe(&shared, &state, &mut record);
     response
 }
 
@@ -78,19 +80,10 @@ async fn pipeline(
     let (mut parts, body) = request.into_parts();
 
     // accept
-    accept::check_framing(&parts.headers, peer.framing.seen()).map_err(|r| Stop::plain(r, None))?;
-    accept::strip_hop_by_hop(&mut parts.headers);
-    // HTTP/2 always carries `:scheme` and `:authority`, so only an HTTP/1 target can be absolute.
-    if parts.version < http::Version::HTTP_2 && parts.uri.scheme().is_some() {
-        return Err(Stop::plain(Refusal::bad_request("an absolute-form request target is not accepted"), None));
-    }
+    accept::head(&mut parts, peer.framing.seen()).map_err(|r| Stop::plain(r, None))?;
     let target = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
     let method = parts.method.as_str().to_owned();
-    record.request = Some((method.clone(), target.clone()));
-    if let Some(capture) = &mut record.shadow {
-        capture.method.clone_from(&method);
-        capture.target.clone_from(&target);
-    }
+    record.requested(&method, &target);
     // getToken is how a client gets the credential that identifies it: recognized right after
     // hop-by-hop removal, it skips every check (DESIGN.md §4, §5).
     if routes::is_get_token(&method, &target, &settings.base_path) {
@@ -104,134 +97,27 @@ async fn pipeline(
     // identify
     let principal =
         shared.identity.identify(&parts.headers, peer).await.map_err(|e| Stop::plain(Refusal::from(&e), None))?;
-    record.user = Some(principal.user.clone());
-    record.groups = Some(principal.groups.clone());
-    record.identity_groups.clone_from(&principal.groups);
-    if let Some(capture) = &mut record.shadow {
-        capture.principal = Some(principal.clone());
-        capture.active_roles = parts.headers.get("x-gravitino-active-roles").map(|v| v.as_bytes().to_vec());
-    }
-
-    // parse
     let roles_header = parts.headers.get("x-gravitino-active-roles").map(HeaderValue::as_bytes);
-    record.active_roles_header = roles_header.map(|v| String::from_utf8_lossy(v).into_owned());
-    let (route, header) = decide::parse_stage(snap, settings, &method, &target, roles_header, |route, token| {
-        shared.tokens.open(&token_binding(&principal.user, route), token)
-    })?;
+    record.identified(&principal, roles_header);
 
-    // classify
-    let (route, catalog) = decide::classify_stage(snap, &method, route.as_ref())?;
+    // parse → classify → narrow → authorize the path → inspect → authorize the body: the one
+    // sequence `explain` and shadow run too, asking the upstream what only it knows
+    let asked =
+        sequence::Request { method: &method, target: &target, principal: &principal, active_roles: roles_header };
+    let unwrap_token = |route: &Route, token: &str| shared.tokens.open(&token_binding(&principal.user, route), token);
+    let mut answers = Served::new(shared, snap, &parts, &principal.user, record, body);
+    let mut decided = sequence::sequence(snap, &state.owners, settings, asked, unwrap_token, &mut answers).await?;
+    let (body, signer) = answers.into_forward();
+    let (route, catalog) = (&decided.route, decided.catalog.as_str());
     let op = route.operation;
-    record.operation = Some(op.as_str());
-    record.objects = audit::objects::of_path(route, catalog);
-
-    // narrow
-    let narrowed = decide::narrow_stage(snap, settings, &principal, &header, op)?;
-    let Some(narrowed) = narrowed else {
-        // getConfig: only the user check applies; no active set was enforced, so none is sent.
-        let out = Outbound {
-            method: &parts.method,
-            path: &route.canonical_path,
-            query: &route.query.canonical(),
-            user: &principal.user,
-            active_roles: None,
-            strip_delegation: false,
-        };
-        record.decided();
-        let response = send(shared, &parts.headers, &out, Empty::new().map_err(|never| match never {}).boxed()).await?;
-        record.upstream_status = Some(response.status().as_u16());
-        if response.status().is_success() {
-            shared.health.accepted_config_query(out.query);
-        }
-        return rewrite_response(
-            shared,
-            route,
-            None,
-            response,
-            |_| true,
-            FollowUp { caller: &parts.headers, out: &out },
-            record,
-        )
-        .await
-        .map(|(r, _)| r);
+    record.reason = Some(std::mem::take(&mut decided.reason));
+    let Some(narrowed) = &decided.narrowed else {
+        return get_config(shared, &parts, route, &principal.user, record).await;
     };
-    let names =
-        |roles: &[crate::core::policy::snapshot::RoleId]| roles.iter().map(|r| snap.role_name(*r).to_owned()).collect();
-    record.groups = Some(narrowed.groups.iter().map(ToString::to_string).collect());
-    record.held_roles = Some(names(&narrowed.held_ordered));
-    record.active_roles = Some(names(&narrowed.active_ordered));
     let subject = narrowed.subject(&principal.user).with_owners(&state.owners);
     let request = decide::request_of(route, catalog);
-    let base_out = Outbound {
-        method: &parts.method,
-        path: &route.canonical_path,
-        query: "",
-        user: &principal.user,
-        active_roles: narrowed.upstream_header.as_deref(),
-        strip_delegation: false,
-    };
-
-    // authorize what the path decides (with the lookup step of 403-or-404)
-    match decide::authorize_path_stage(snap, &subject, route, &request)? {
-        PathCheck::Allow(reason) => record.reason = Some(reason),
-        PathCheck::AskExistence(reason) => {
-            let missing = upstream_says_missing(shared, &parts.headers, route).await;
-            if let Some(capture) = &mut record.shadow {
-                capture.exists = Some(!missing);
-            }
-            return Err(decide::existence_answer(route, reason, missing));
-        }
-    }
-
-    // inspect
-    let timeout = shared.config.limits.body_read_timeout_ms;
-    let body = inspect::read(op, &parts.headers, body, settings.max_body_bytes, timeout)
-        .await
-        .map_err(|e| Stop::plain(e.refusal(), Some(op)))?;
-    record.body_taken = true;
-
-    // authorize what the body adds, and where a sign request reaches (DESIGN.md §8)
-    if let (Some(capture), RequestBody::Buffered(bytes)) = (&mut record.shadow, &body) {
-        capture.body = Some(bytes.clone());
-    }
-    // The table a create or register names in its body, for its credentials.
-    let mut body_table: Option<String> = None;
-    // The table a stage-create stages, whose assigned location is remembered from the answer.
-    let mut stage_create: Option<crate::core::iceberg::TableIdent> = None;
-    // Where an authorized sign request goes when not to its table-scoped route (DESIGN.md §8).
-    let mut signer: Option<http::Uri> = None;
     // The ownership changes the request makes if the upstream carries it out (DESIGN.md §4).
-    let mut ownership = crate::ops::owners::plan::changes(route, catalog, None);
-    if let RequestBody::Buffered(bytes) = &body {
-        let rules = decide::name_rules(snap, settings, catalog);
-        let parsed =
-            iceberg_body::inspect(route, bytes, &rules).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
-        record.objects.extend(audit::objects::of_body(route, catalog, &parsed));
-        // what only the upstream knows, asked before the decision that reads it
-        let questions = decide::questions(snap, &subject, &request, &parsed);
-        let asked = (route, catalog);
-        let staged =
-            upstream_calls::staged_locations(shared, &parts.headers, &base_out, asked, &questions.staged_locations)
-                .await;
-        let facts = crate::core::policy::authorize::Facts { staged_locations: &staged };
-        decide::authorize_body_stage(snap, &subject, route, &request, &parsed, facts)?;
-        upstream_calls::check_collisions(shared, &parts.headers, route, &questions.collisions).await?;
-        ownership = crate::ops::owners::plan::changes(route, catalog, Some(&parsed));
-        if let iceberg_body::Body::CreateTable { name, .. } | iceberg_body::Body::RegisterTable { name } = &parsed {
-            body_table = Some(name.clone());
-        }
-        if let iceberg_body::Body::CreateTable { name, stage_create: true, .. } = &parsed {
-            stage_create =
-                route.namespace.clone().and_then(|ns| crate::core::iceberg::TableIdent::new(ns, name.clone()).ok());
-        }
-        if let iceberg_body::Body::SignRequest(sign) = &parsed {
-            let table = vending::table_path(route, None).unwrap_or_default();
-            let lookup = Outbound { path: &table, query: "", strip_delegation: true, ..base_out };
-            signer = sign_destination(shared, &parts.headers, &lookup, sign)
-                .await
-                .map_err(|refusal| Stop::plain(refusal, Some(op)))?;
-        }
-    }
+    let ownership = crate::ops::owners::plan::changes(route, catalog, decided.body.as_ref());
 
     // forward
     let action = authorize::credential_scope(snap, &subject, &request).map(|scope| {
@@ -240,11 +126,15 @@ async fn pipeline(
     });
     record.credential = action.map(Action::audit);
     let query = route.query.canonical();
-    let out = Outbound { query: &query, strip_delegation: action.is_some_and(Action::strips_delegation), ..base_out };
-    let upstream_body = match body {
-        RequestBody::Buffered(bytes) => Full::new(bytes).map_err(|never| match never {}).boxed(),
-        RequestBody::Stream(incoming) => incoming.map_err(|e| Box::new(e) as crate::serve::forward::BoxError).boxed(),
+    let out = Outbound {
+        method: &parts.method,
+        path: &route.canonical_path,
+        query: &query,
+        user: &principal.user,
+        active_roles: narrowed.upstream_header.as_deref(),
+        strip_delegation: action.is_some_and(Action::strips_delegation),
     };
+    let upstream_body = body.map_or_else(crate::serve::forward::empty, RequestBody::into_upstream);
     // the ownership store's intents are durable before anything is forwarded, else 503
     let intents = crate::serve::ownership::prepare(shared, &parts.headers, &principal.user, ownership)
         .await
@@ -261,28 +151,26 @@ async fn pipeline(
         .map(|kind| crate::core::policy::entries::EntryFilter::new(snap, &subject, catalog, kind));
     let visible = |entry: &crate::core::iceberg::list::Entry| entries.as_mut().is_some_and(|f| f.visible(entry));
     // What vending needs, built only for a credential-bearing operation (most requests are not).
-    let (active_roles, table_name, table_path) = match action {
-        Some(_) => {
+    let created = action.map(|_| vending::Created::of(route, decided.body.as_ref()));
+    let (active_roles, table_name) = match &created {
+        Some(created) => {
             let object = record.objects.first().map_or("", |o| o.full_name.as_str());
-            let table_name = match &body_table {
-                Some(name) => format!("{object}.{name}"),
-                None => object.to_owned(),
-            };
-            let table_path = vending::table_path(route, body_table.as_deref());
-            (record.active_roles.clone().unwrap_or_default(), table_name, table_path)
+            (record.active_roles.clone().unwrap_or_default(), created.table_name(object))
         }
-        None => (Vec::new(), String::new(), None),
+        None => (Vec::new(), String::new()),
     };
-    let vend = action.zip(table_path.as_deref()).map(|(action, table_path)| Vend {
-        action,
-        table_path,
-        staged: stage_create.as_ref().map(|table| (catalog, table)),
-        caller: vending::Caller {
-            user: &principal.user,
-            active_roles: &active_roles,
-            table: &table_name,
-            asked: asks_for_vended_credentials(&parts.headers),
-        },
+    let vend = action.zip(created.as_ref()).and_then(|(action, created)| {
+        Some(Vend {
+            action,
+            table_path: created.table_path.as_deref()?,
+            staged: created.staged.as_ref().map(|table| (catalog, table)),
+            caller: vending::Caller {
+                user: &principal.user,
+                active_roles: &active_roles,
+                table: &table_name,
+                asked: asks_for_vended_credentials(&parts.headers),
+            },
+        })
     });
     let (response, done) = rewrite_response(
         shared,
@@ -295,6 +183,34 @@ async fn pipeline(
     )
     .await?;
     record.credential = done.map(Action::audit).or(record.credential);
+    Ok(response)
+}
+
+/// getConfig: only the user check applies; no active set was enforced, so none is sent.
+async fn get_config(
+    shared: &Shared,
+    parts: &http::request::Parts,
+    route: &Route,
+    user: &str,
+    record: &mut audit::Record,
+) -> Result<Response<Body>, Stop> {
+    let query = route.query.canonical();
+    let out = Outbound {
+        method: &parts.method,
+        path: &route.canonical_path,
+        query: &query,
+        user,
+        active_roles: None,
+        strip_delegation: false,
+    };
+    record.decided();
+    let response = send(shared, &parts.headers, &out, crate::serve::forward::empty()).await?;
+    record.upstream_status = Some(response.status().as_u16());
+    if response.status().is_success() {
+        shared.health.accepted_config_query(out.query);
+    }
+    let follow_up = FollowUp { caller: &parts.headers, out: &out };
+    let (response, _) = rewrite_response(shared, route, None, response, |_| true, follow_up, record).await?;
     Ok(response)
 }
 
@@ -347,7 +263,7 @@ async fn forward_token_request(
         }
     }
     let request = request
-        .body(body.map_err(|e| Box::new(e) as crate::serve::forward::BoxError).boxed())
+        .body(crate::serve::forward::streamed(body))
         .map_err(|e| Stop::plain(Refusal::new(502, "BadGatewayException", e.to_string()), None))?;
     let response = shared.upstream.send(request).await.map_err(|e| Stop::plain(Refusal::from(&e), None))?;
     let (mut head, body) = response.into_parts();
@@ -356,7 +272,7 @@ async fn forward_token_request(
     }
     accept::strip_hop_by_hop(&mut head.headers);
     head.headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    Ok(Response::from_parts(head, body.map_err(|e| Box::new(e) as crate::serve::forward::BoxError).boxed()))
+    Ok(Response::from_parts(head, crate::serve::forward::streamed(body)))
 }
 
 /// Stage `rewrite`.
@@ -405,7 +321,7 @@ async fn rewrite_response(
             async move {
                 let query = route.query.canonical();
                 let next = Outbound { query: &query, ..*out };
-                let empty = Empty::new().map_err(|never| match never {}).boxed();
+                let empty = crate::serve::forward::empty();
                 let response = send(shared, caller, &next, empty)
                     .await
                     .map_err(|s| rewrite::RewriteError::Read(s.refusal.message))?;
@@ -441,13 +357,12 @@ async fn rewrite_response(
             .await
             .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
         head.headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from(chunks.len()));
-        return Ok((Response::from_parts(head, chunks.boxed()), Some(done)));
+        return Ok((Response::from_parts(head, crate::serve::forward::ChunkBody(chunks).boxed()), Some(done)));
     } else {
-        let passed =
-            Response::from_parts(head, body.map_err(|e| Box::new(e) as crate::serve::forward::BoxError).boxed());
+        let passed = Response::from_parts(head, crate::serve::forward::streamed(body));
         return Ok((passed, None));
     };
     let bytes = rewritten.unwrap_or_default();
     head.headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
-    Ok((Response::from_parts(head, Full::new(bytes).map_err(|never| match never {}).boxed()), None))
+    Ok((Response::from_parts(head, crate::serve::forward::full(bytes)), None))
 }

@@ -201,7 +201,7 @@ pub fn clean_config(bytes: &[u8], config: &crate::config::Config) -> Result<Byte
     let invalid = |why: &str| RewriteError::List(ListError::Shape(format!("config response: {why}")));
     let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| invalid(&e.to_string()))?;
     let top = value.as_object_mut().ok_or_else(|| invalid("not an object"))?;
-    let read_headers = read_headers(&config.identity.header);
+    let read_headers = read_headers(&config.identity.header.user_header, &config.identity.header.groups_header);
     for key in ["defaults", "overrides"] {
         if let Some(map) = top.get_mut(key).and_then(serde_json::Value::as_object_mut) {
             map.retain(|k, _| !removed_config_key(k, &config.credentials.secret_config_keys, &read_headers));

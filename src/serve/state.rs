@@ -4,48 +4,11 @@
 use crate::config::Config;
 use crate::core::decide::Settings;
 use crate::core::policy::Snapshot;
+pub use crate::ops::state::{DecisionState, Health};
 use crate::serve::forward::Upstream;
 use crate::serve::tokens::TokenCodec;
 use arc_swap::ArcSwap;
 use std::sync::Arc;
-
-/// Everything a decision reads, as one immutable value. A reload (or a change of the
-/// ownership store) builds a new one and publishes it with one `store`.
-#[derive(Clone, Debug)]
-pub struct DecisionState {
-    pub snapshot: Arc<Snapshot>,
-    /// 1 for the first snapshot, +1 per successful reload.
-    pub generation: u64,
-    pub loaded_at: std::time::SystemTime,
-    /// The shadow candidate (DESIGN.md §9): decided beside `snapshot`, never enforced.
-    pub shadow: Option<Arc<Snapshot>>,
-    /// The ownership store's current index (DESIGN.md §4), merged with the snapshot's owners.
-    pub owners: Arc<crate::core::ownership::OwnerIndex>,
-    /// The version of `owners` (an older index is never published over a newer one).
-    pub owners_version: u64,
-}
-
-/// What `/readyz` reports besides the decision state.
-#[derive(Debug, Default)]
-pub struct Health {
-    /// The last reload failed; an older policy serves.
-    pub stale: std::sync::atomic::AtomicBool,
-    pub upstream_reachable: std::sync::atomic::AtomicBool,
-    /// The query of the last getConfig a client sent that the upstream answered 2xx (e.g.
-    /// `warehouse=lake`), which the readiness probe sends too unless one is configured.
-    pub config_query: std::sync::Mutex<Option<String>>,
-}
-
-impl Health {
-    /// Remembers a getConfig's query that the upstream accepted.
-    pub fn accepted_config_query(&self, query: &str) {
-        if let Ok(mut q) = self.config_query.lock()
-            && q.as_deref() != Some(query)
-        {
-            *q = Some(query.to_owned());
-        }
-    }
-}
 
 /// The serving process's shared pieces.
 #[derive(Debug)]
@@ -67,9 +30,34 @@ pub struct Shared {
     pub owners: Arc<crate::ops::owners::Owners>,
     /// The locations stage-create responses carried (DESIGN.md §4 updateTable).
     pub staged: crate::serve::staged::StagedLocations,
+    /// One permit per shadow decision that may be pending ([`crate::serve::observe::SHADOW_QUEUE`]).
+    pub shadow_slots: Arc<tokio::sync::Semaphore>,
+}
+
+impl crate::ops::reload::Host for Shared {
+    fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn state(&self) -> &ArcSwap<DecisionState> {
+        &self.state
+    }
+
+    fn health(&self) -> &Health {
+        &self.health
+    }
+
+    fn metrics(&self) -> &crate::ops::metrics::Metrics {
+        &self.metrics
+    }
 }
 
 impl Shared {
+    /// How many shadow decisions are waiting or running.
+    pub fn shadow_pending(&self) -> usize {
+        crate::serve::observe::SHADOW_QUEUE - self.shadow_slots.available_permits()
+    }
+
     pub fn new(config: Config, snapshot: Snapshot, upstream: Upstream) -> Arc<Self> {
         Self::with_shadow(config, snapshot, None, upstream)
     }
@@ -105,7 +93,10 @@ impl Shared {
             vending: crate::serve::vending::Vending::new(
                 config.credentials.clone(),
                 upstream.catalog_uri().parse().ok().as_ref().and_then(crate::core::credentials::s3url::Origin::of),
-                crate::core::credentials::clean::read_headers(&config.identity.header),
+                crate::core::credentials::clean::read_headers(
+                    &config.identity.header.user_header,
+                    &config.identity.header.groups_header,
+                ),
             ),
             staged: crate::serve::staged::StagedLocations::new(std::time::Duration::from_secs(
                 config.owners.staged_location_seconds,
@@ -130,6 +121,7 @@ impl Shared {
             upstream,
             tokens,
             idempotency_secret,
+            shadow_slots: Arc::new(tokio::sync::Semaphore::new(crate::serve::observe::SHADOW_QUEUE)),
         })
     }
 }

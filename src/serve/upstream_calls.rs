@@ -10,13 +10,13 @@ use crate::core::iceberg::TableIdent;
 use crate::core::iceberg::body::SignRequest;
 use crate::core::iceberg::path::encode;
 use crate::core::iceberg::routes::Route;
+use crate::core::sequence::Existence;
 use crate::error::Refusal;
 use crate::serve::forward::Body;
 use crate::serve::outbound::{self, Outbound};
 use crate::serve::state::Shared;
 use crate::serve::{rewrite, vending};
 use http::{HeaderMap, HeaderValue, Response, StatusCode};
-use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
 use std::sync::Arc;
 
@@ -57,9 +57,7 @@ pub async fn upstream_says_missing(shared: &Shared, caller: &HeaderMap, route: &
         active_roles: None,
         strip_delegation: true,
     };
-    let Ok(request) =
-        outbound::build(shared, &strip_idempotency(caller), &out, Empty::new().map_err(|never| match never {}).boxed())
-    else {
+    let Ok(request) = outbound::build(shared, &strip_idempotency(caller), &out, crate::serve::forward::empty()) else {
         return false;
     };
     matches!(shared.upstream.send(request).await, Ok(r) if r.status() == StatusCode::NOT_FOUND)
@@ -123,7 +121,7 @@ async fn load_table(
         }
         false => Outbound { method: &get, ..*lookup },
     };
-    let empty = Empty::new().map_err(|never| match never {}).boxed();
+    let empty = crate::serve::forward::empty();
     let response =
         send(shared, &headers, &out, empty).await.map_err(|s| vending::VendError::Locations(s.refusal.status))?;
     if response.status() != StatusCode::OK {
@@ -148,21 +146,12 @@ fn namespace_segment(levels: &[String]) -> String {
     levels.iter().map(|l| encode(l)).collect::<Vec<_>>().join("%1F")
 }
 
-/// What the upstream said about whether an object exists.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Existence {
-    Exists,
-    Missing,
-    /// Any other answer, or none: icegate cannot tell.
-    Unknown,
-}
-
 /// A HEAD of `path` with the caller's credentials: 2xx exists, 404 missing, anything else
 /// unknown.
 async fn exists(shared: &Shared, caller: &HeaderMap, path: &str) -> Existence {
     let head = http::Method::HEAD;
     let out = Outbound { method: &head, path, query: "", user: "", active_roles: None, strip_delegation: true };
-    let empty = Empty::new().map_err(|never| match never {}).boxed();
+    let empty = crate::serve::forward::empty();
     match send(shared, &strip_idempotency(caller), &out, empty).await {
         Ok(r) if r.status().is_success() => Existence::Exists,
         Ok(r) if r.status() == StatusCode::NOT_FOUND => Existence::Missing,
@@ -170,42 +159,30 @@ async fn exists(shared: &Shared, caller: &HeaderMap, path: &str) -> Existence {
     }
 }
 
-/// DESIGN.md §4 "One name, one kind, one level": a name that is both a table (or view) and a
-/// child namespace of one namespace shares one storage directory, so creating the second is
-/// 409; when the upstream cannot say, 503 and nothing is forwarded.
-pub async fn check_collisions(
-    shared: &Shared,
-    caller: &HeaderMap,
-    route: &Route,
-    collisions: &[Collision],
-) -> Result<(), Stop> {
+/// Whether an object of another kind already has the name `collision` is about to create
+/// (DESIGN.md §4 "One name, one kind, one level"): the first answer other than missing, of a
+/// HEAD per object that could have it.
+pub async fn collision(shared: &Shared, caller: &HeaderMap, route: &Route, collision: &Collision) -> Existence {
     let base = catalog_base(route);
-    let op = Some(route.operation);
-    for collision in collisions {
-        let (paths, created, existing) = match collision {
-            Collision::NamespaceOverTableOrView(namespace) => {
-                let Some((last, parent)) = namespace.levels().split_last() else { continue };
-                let parent = format!("{base}/namespaces/{}", namespace_segment(parent));
-                let paths =
-                    vec![format!("{parent}/tables/{}", encode(last)), format!("{parent}/views/{}", encode(last))];
-                (paths, format!("namespace `{namespace}`"), "a table or view of that name")
-            }
-            Collision::ObjectOverNamespace(ident) => {
-                let mut levels = ident.namespace.levels().to_vec();
-                levels.push(ident.name.clone());
-                let paths = vec![format!("{base}/namespaces/{}", namespace_segment(&levels))];
-                (paths, format!("`{ident}`"), "a namespace of that name")
-            }
-        };
-        for path in paths {
-            match exists(shared, caller, &path).await {
-                Existence::Missing => {}
-                Existence::Exists => return Err(Stop::plain(Refusal::collides(&created, existing), op)),
-                Existence::Unknown => return Err(Stop::plain(Refusal::collision_unknown(&created), op)),
-            }
+    let paths = match collision {
+        Collision::NamespaceOverTableOrView(namespace) => {
+            let Some((last, parent)) = namespace.levels().split_last() else { return Existence::Missing };
+            let parent = format!("{base}/namespaces/{}", namespace_segment(parent));
+            vec![format!("{parent}/tables/{}", encode(last)), format!("{parent}/views/{}", encode(last))]
+        }
+        Collision::ObjectOverNamespace(ident) => {
+            let mut levels = ident.namespace.levels().to_vec();
+            levels.push(ident.name.clone());
+            vec![format!("{base}/namespaces/{}", namespace_segment(&levels))]
+        }
+    };
+    for path in paths {
+        match exists(shared, caller, &path).await {
+            Existence::Missing => {}
+            found => return found,
         }
     }
-    Ok(())
+    Existence::Missing
 }
 
 /// The locations the upstream assigned to the caller's stage-creates of `tables`: remembered
@@ -262,7 +239,7 @@ async fn restage(
     let stage = Outbound { method: &post, path: &path, query: "", strip_delegation: true, ..*out };
     let mut headers = strip_idempotency(caller);
     headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
-    let body = http_body_util::Full::new(bytes::Bytes::from(body.to_string())).map_err(|never| match never {}).boxed();
+    let body = crate::serve::forward::full(bytes::Bytes::from(body.to_string()));
     let response = send(shared, &headers, &stage, body).await.ok()?;
     if !response.status().is_success() {
         return None;

@@ -324,3 +324,41 @@ mod tests {
         }
     }
 }
+
+/// The table a credential-bearing request is about, as vending names it: a create or register
+/// names it in its body, a load in its path; a stage-create's table has its assigned location
+/// remembered from the answer.
+#[derive(Debug)]
+pub struct Created {
+    /// The table's name in the body of a create or register.
+    pub body_name: Option<String>,
+    /// The table's path after the base path.
+    pub table_path: Option<String>,
+    /// The table a stage-create stages.
+    pub staged: Option<crate::core::iceberg::TableIdent>,
+}
+
+impl Created {
+    pub fn of(route: &Route, body: Option<&crate::core::iceberg::body::Body>) -> Self {
+        use crate::core::iceberg::body::Body as B;
+        let body_name = match body {
+            Some(B::CreateTable { name, .. } | B::RegisterTable { name }) => Some(name.clone()),
+            _ => None,
+        };
+        let staged = match body {
+            Some(B::CreateTable { name, stage_create: true, .. }) => {
+                route.namespace.clone().and_then(|ns| crate::core::iceberg::TableIdent::new(ns, name.clone()).ok())
+            }
+            _ => None,
+        };
+        Self { table_path: table_path(route, body_name.as_deref()), body_name, staged }
+    }
+
+    /// The table's full name, given the full name of the object the path names (`object`).
+    pub fn table_name(&self, object: &str) -> String {
+        match &self.body_name {
+            Some(name) => format!("{object}.{name}"),
+            None => object.to_owned(),
+        }
+    }
+}

@@ -308,13 +308,15 @@ fn layer(src: &Path, file: &Path) -> String {
 }
 
 /// DESIGN.md §12: `core` is pure and imports no other layer; `config` is plain data and imports
-/// no other layer; `ops` does not reach into the serving path.
+/// no other layer; `ops` does not reach into the serving path. `net` (TLS configuration and the
+/// HTTPS client builder) is a leaf that the serving path and the ownership store's PostgreSQL
+/// connection both use, so `ops` may import it.
 #[test]
 fn layers_import_one_way() {
     let (_, edges) = graph();
     let src = src();
     let allowed: &[(&str, &[&str])] =
-        &[("core", &["core"]), ("config", &["config"]), ("ops", &["ops", "core", "config", "error"])];
+        &[("core", &["core"]), ("config", &["config"]), ("ops", &["ops", "core", "config", "error", "net"])];
     let mut wrong = Vec::new();
     for (file, to) in &edges {
         let from = layer(&src, file);
@@ -335,14 +337,7 @@ fn layers_import_one_way() {
 
 /// Layering debts still being paid off (issue 17), checked exactly: a new violation fails, and
 /// so does one that is gone but still listed, so that the list only shrinks.
-const KNOWN_DEBTS: &[&str] = &[
-    "core/credentials/clean.rs imports config/mod.rs",
-    "core/credentials/response.rs imports serve/forward.rs",
-    "core/decide.rs imports error.rs",
-    "ops/owners/pg_tls.rs imports net.rs",
-    "ops/reload.rs imports serve/state.rs",
-    "core/credentials/response.rs names `hyper::`",
-];
+const KNOWN_DEBTS: &[&str] = &["core/decide.rs imports error.rs"];
 
 fn assert_only_known(found: Vec<String>, what: &str) {
     let new: Vec<&String> = found.iter().filter(|f| !KNOWN_DEBTS.contains(&f.as_str())).collect();

@@ -15,10 +15,17 @@ fn run_case(snapshot: &icegate::core::policy::Snapshot, case: &Value) -> Result<
     icegate::cli::cases::run(snapshot, &case).map_err(|m| m.to_string())
 }
 
-/// Runs every case of every YAML file in `dir` (each file may hold several documents, each a
-/// `policy` with its `cases`); returns how many ran and the failures as `FILE: NAME: why`.
-/// A document whose policy does not load fails each of its cases.
-fn run_dir(dir: &std::path::Path) -> (usize, Vec<String>) {
+/// One YAML document of a conformance file: its policy (as JSON text, and loaded) and cases.
+pub(crate) struct Document {
+    pub file_name: String,
+    pub policy: String,
+    pub snapshot: Result<icegate::core::policy::Snapshot, String>,
+    pub cases: Vec<Value>,
+}
+
+/// Every document of every YAML file in `dir` (each file may hold several documents, each a
+/// `policy` with its `cases`), in file-name order.
+pub(crate) fn corpus(dir: &std::path::Path) -> Vec<Document> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
@@ -26,7 +33,7 @@ fn run_dir(dir: &std::path::Path) -> (usize, Vec<String>) {
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no conformance files in {}", dir.display());
-    let (mut ran, mut failures) = (0, Vec::new());
+    let mut documents = Vec::new();
     for file in &files {
         let file_name = file.file_name().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(file).unwrap();
@@ -34,21 +41,41 @@ fn run_dir(dir: &std::path::Path) -> (usize, Vec<String>) {
         for (i, doc) in docs.iter().enumerate() {
             // JSON is YAML: the policy goes through the same loader as a policy file.
             let policy = serde_json::to_string(&doc["policy"]).unwrap();
-            let snapshot = icegate::core::policy::load_str(&format!("{}#{i}", file.display()), &policy);
-            for case in doc["cases"].as_array().unwrap() {
-                ran += 1;
-                let name = str_field(case, "name").unwrap_or("<unnamed>");
-                let outcome = match &snapshot {
-                    Ok(loaded) => run_case(&loaded.snapshot, case),
-                    Err(e) => Err(format!("the document's policy does not load: {e}")),
-                };
-                if let Err(why) = outcome {
-                    failures.push(format!("{file_name}: {name}: {why}"));
-                }
+            let snapshot = icegate::core::policy::load_str(&format!("{}#{i}", file.display()), &policy)
+                .map(|loaded| loaded.snapshot)
+                .map_err(|e| e.to_string());
+            let cases = doc["cases"].as_array().unwrap().clone();
+            documents.push(Document { file_name: file_name.clone(), policy, snapshot, cases });
+        }
+    }
+    documents
+}
+
+/// Runs every case of every YAML file in `dir`; returns how many ran and the failures as
+/// `FILE: NAME: why`. A document whose policy does not load fails each of its cases.
+fn run_dir(dir: &std::path::Path) -> (usize, Vec<String>) {
+    let (mut ran, mut failures) = (0, Vec::new());
+    for doc in corpus(dir) {
+        for case in &doc.cases {
+            ran += 1;
+            let name = str_field(case, "name").unwrap_or("<unnamed>");
+            let outcome = match &doc.snapshot {
+                Ok(snapshot) => run_case(snapshot, case),
+                Err(e) => Err(format!("the document's policy does not load: {e}")),
+            };
+            if let Err(why) = outcome {
+                failures.push(format!("{}: {name}: {why}", doc.file_name));
             }
         }
     }
     (ran, failures)
+}
+
+/// The known failures of `../shared/conformance-next`, one `FILE: NAME` a line.
+pub(crate) fn known_failures() -> std::collections::BTreeSet<String> {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let known_text = std::fs::read_to_string(root.join("tests/data/conformance-next.known-failures")).unwrap();
+    known_text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned).collect()
 }
 
 #[test]
@@ -72,10 +99,7 @@ fn every_case_of_the_projects_own_conformance_files_passes() {
 #[test]
 fn conformance_next_fails_exactly_the_known_failures() {
     let (ran, failures) = run_dir(&shared_dir("conformance-next"));
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let known_text = std::fs::read_to_string(root.join("tests/data/conformance-next.known-failures")).unwrap();
-    let known: std::collections::BTreeSet<&str> =
-        known_text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+    let known = known_failures();
     let failed: std::collections::BTreeMap<String, &str> = failures
         .iter()
         .map(|f| {
@@ -84,8 +108,8 @@ fn conformance_next_fails_exactly_the_known_failures() {
             (key, f.as_str())
         })
         .collect();
-    let unexpected: Vec<&str> = failed.iter().filter(|(k, _)| !known.contains(k.as_str())).map(|(_, f)| *f).collect();
-    let now_passing: Vec<&str> = known.iter().filter(|k| !failed.contains_key(**k)).copied().collect();
+    let unexpected: Vec<&str> = failed.iter().filter(|(k, _)| !known.contains(*k)).map(|(_, f)| *f).collect();
+    let now_passing: Vec<&str> = known.iter().filter(|k| !failed.contains_key(*k)).map(String::as_str).collect();
     assert!(
         unexpected.is_empty() && now_passing.is_empty(),
         "conformance-next ({ran} cases): {} failed that are not known failures:\n{}\n{} known failures now pass \

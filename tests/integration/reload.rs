@@ -243,7 +243,7 @@ async fn writes_to_other_files_beside_the_policy_do_not_trigger_reloads() {
 }
 
 /// The counter values of `name` in a Prometheus text exposition, by label set.
-fn samples(text: &str, name: &str) -> Vec<(String, f64)> {
+pub(crate) fn samples(text: &str, name: &str) -> Vec<(String, f64)> {
     text.lines()
         .filter(|l| !l.starts_with('#') && l.starts_with(name))
         .map(|l| {
@@ -272,6 +272,7 @@ async fn shadow_mode_reports_exactly_the_requests_the_candidate_decides_differen
         let before = shared.metrics.render();
         let a = send(addr, "GET", target, &[("authorization", &auth)], b"").await;
         assert!(a.status == 200 || a.status == 403 || a.status == 404, "{}", a.text());
+        crate::drift::settle(&shared).await;
         let after = shared.metrics.render();
         let count = |t: &str| samples(t, "icegate_shadow_disagreements_total").iter().map(|(_, v)| v).sum::<f64>();
         assert_eq!(count(&after) - count(&before), f64::from(u8::from(differs)), "{target}");

@@ -159,9 +159,9 @@ impl Minted {
 }
 
 /// The headers icegate reads, lower case: `Authorization`, `X-Gravitino-Active-Roles` and the
-/// `header` identity provider's two.
-pub fn read_headers(identity: &crate::config::HeaderIdentity) -> Vec<String> {
-    ["authorization", "x-gravitino-active-roles", &identity.user_header, &identity.groups_header]
+/// `header` identity provider's two (`user_header`, `groups_header`).
+pub fn read_headers(user_header: &str, groups_header: &str) -> Vec<String> {
+    ["authorization", "x-gravitino-active-roles", user_header, groups_header]
         .iter()
         .map(|h| h.to_ascii_lowercase())
         .collect()

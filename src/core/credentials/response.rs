@@ -8,8 +8,6 @@ use super::storage::TableStorage;
 use bytes::Bytes;
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
 /// The parts of one response icegate may change.
 #[derive(Debug)]
@@ -173,6 +171,15 @@ impl Chunks {
         self.flush_pending();
     }
 
+    /// The next buffer of the body, in order.
+    pub fn pop_front(&mut self) -> Option<Bytes> {
+        let next = self.parts.pop_front();
+        if let Some(b) = &next {
+            self.len -= b.len();
+        }
+        next
+    }
+
     /// How many buffers the body is written as.
     pub fn part_count(&self) -> usize {
         self.parts.len()
@@ -189,31 +196,6 @@ impl Chunks {
     /// The whole body in one buffer (tests and benchmarks).
     pub fn concat(&self) -> Vec<u8> {
         self.parts.iter().flat_map(|b| b.iter().copied()).collect()
-    }
-}
-
-impl hyper::body::Body for Chunks {
-    type Data = Bytes;
-    type Error = crate::serve::forward::BoxError;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        _: &mut Context<'_>,
-    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
-        let this = self.get_mut();
-        let next = this.parts.pop_front();
-        if let Some(b) = &next {
-            this.len -= b.len();
-        }
-        Poll::Ready(next.map(|b| Ok(hyper::body::Frame::data(b))))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.parts.is_empty()
-    }
-
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        hyper::body::SizeHint::with_exact(self.len as u64)
     }
 }
 

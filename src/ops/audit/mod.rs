@@ -77,6 +77,27 @@ pub struct Record {
 }
 
 impl Record {
+    /// Notes the request line (and gives it to the shadow decision, when there is one).
+    pub fn requested(&mut self, method: &str, target: &str) {
+        self.request = Some((method.to_owned(), target.to_owned()));
+        if let Some(capture) = &mut self.shadow {
+            method.clone_into(&mut capture.method);
+            target.clone_into(&mut capture.target);
+        }
+    }
+
+    /// Notes who is calling and the active-roles header they sent.
+    pub fn identified(&mut self, principal: &crate::core::roles::Principal, active_roles: Option<&[u8]>) {
+        self.user = Some(principal.user.clone());
+        self.groups = Some(principal.groups.clone());
+        self.identity_groups.clone_from(&principal.groups);
+        self.active_roles_header = active_roles.map(|v| String::from_utf8_lossy(v).into_owned());
+        if let Some(capture) = &mut self.shadow {
+            capture.principal = Some(principal.clone());
+            capture.active_roles = active_roles.map(<[u8]>::to_vec);
+        }
+    }
+
     /// Marks the moment the request was decided.
     pub fn decided(&mut self) {
         if self.decided_after.is_none() {

@@ -1,0 +1,236 @@
+//! The one sequencer of a decision (DESIGN.md §1): parse → classify → narrow → authorize what
+//! the path decides → inspect → authorize what the body adds, for the served path, `explain`,
+//! shadow decisions and the conformance cases alike. What the snapshot cannot say — the request
+//! body as it arrives, and what only the upstream knows — is asked through [`Answers`], which
+//! the proxy answers over the network and the offline paths answer from their inputs; the
+//! evaluator stays pure and synchronous: the sequencer asks, then decides with the answer.
+
+use crate::core::decide::{self, Collision, PathCheck, Settings, Stop};
+use crate::core::iceberg::body::{Body, SignRequest};
+use crate::core::iceberg::routes::Route;
+use crate::core::iceberg::{OperationId, TableIdent};
+use crate::core::ownership::OwnerIndex;
+use crate::core::policy::Snapshot;
+use crate::core::policy::authorize::Facts;
+use crate::core::roles::{Narrowed, Principal};
+use bytes::Bytes;
+use std::future::Future;
+
+/// What the upstream said about whether an object exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Existence {
+    Exists,
+    Missing,
+    /// Any other answer, or none: icegate cannot tell.
+    Unknown,
+}
+
+/// A request body as the inspect stage received it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum BodyIn {
+    /// The request carried none.
+    #[default]
+    Absent,
+    /// Present but not read: an operation whose body is not inspected streams it, whatever its
+    /// size (DESIGN.md §1).
+    Streamed,
+    /// Read, for an operation whose body is inspected.
+    Read(Bytes),
+}
+
+/// What the sequencer cannot know from the snapshot and the request line. Each question is
+/// asked at most once per request, at the stage that needs the answer.
+pub trait Answers {
+    /// The request body, once the path is authorized; an operation whose body is not inspected
+    /// may answer [`BodyIn::Streamed`] without reading it.
+    fn body(&mut self, op: OperationId, limit: usize) -> impl Future<Output = Result<BodyIn, Stop>> + Send;
+
+    /// Whether the object `route` names is missing upstream (the lookup step of 403-or-404).
+    fn missing(&mut self, route: &Route) -> impl Future<Output = bool> + Send;
+
+    /// The locations the upstream assigned to the caller's stage-creates of `tables`; a table
+    /// it says nothing about is left out.
+    fn staged_locations(
+        &mut self,
+        route: &Route,
+        catalog: &str,
+        narrowed: &Narrowed,
+        tables: &[TableIdent],
+    ) -> impl Future<Output = Vec<(TableIdent, String)>> + Send;
+
+    /// Whether an object of another kind already has the name `collision` is about to create.
+    fn collision(&mut self, route: &Route, collision: &Collision) -> impl Future<Output = Existence> + Send;
+
+    /// Whether the storage a sign request reaches belongs to its table (DESIGN.md §8).
+    fn sign_location(
+        &mut self,
+        route: &Route,
+        narrowed: &Narrowed,
+        request: &SignRequest,
+    ) -> impl Future<Output = Result<(), Stop>> + Send;
+
+    /// Told the classified route, before any later stage can refuse (for the audit line).
+    fn classified(&mut self, _route: &Route, _catalog: &str) {}
+
+    /// Told the narrowed caller (for the audit line).
+    fn narrowed(&mut self, _narrowed: &Narrowed) {}
+
+    /// Told the inspected body (for the audit line).
+    fn inspected(&mut self, _route: &Route, _catalog: &str, _body: &Body) {}
+}
+
+/// One request as the sequencer sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'a> {
+    pub method: &'a str,
+    /// The raw request target: path and optional query string.
+    pub target: &'a str,
+    pub principal: &'a Principal,
+    /// The raw `X-Gravitino-Active-Roles` value; `None` when absent.
+    pub active_roles: Option<&'a [u8]>,
+}
+
+/// A request every stage allowed, and what the later stages need of it.
+#[derive(Debug)]
+pub struct Decided {
+    pub route: Route,
+    pub catalog: String,
+    /// `None` for getConfig, which skips the held-roles check.
+    pub narrowed: Option<Narrowed>,
+    /// Why the path check allowed it.
+    pub reason: String,
+    /// Why the body check allowed it, when there was a body to check.
+    pub body_reason: Option<String>,
+    pub body: Option<Body>,
+}
+
+/// Runs the stages on `request`; the first stage that refuses answers (DESIGN.md §5).
+/// `unwrap_token` turns a page token the caller sent back into the upstream's.
+pub async fn sequence<A: Answers>(
+    snap: &Snapshot,
+    owners: &OwnerIndex,
+    settings: &Settings,
+    request: Request<'_>,
+    unwrap_token: impl FnOnce(&Route, &str) -> Option<String>,
+    answers: &mut A,
+) -> Result<Decided, Stop> {
+    // parse
+    let (parsed, header) =
+        decide::parse_stage(snap, settings, request.method, request.target, request.active_roles, unwrap_token)?;
+
+    // classify (the route is kept, not copied, for the stages after the decision)
+    let (_, catalog) = decide::classify_stage(snap, request.method, parsed.as_ref())?;
+    let catalog = catalog.to_owned();
+    let Some(route) = parsed else { return Err(decide::unknown_route(request.method)) };
+    let op = route.operation;
+    answers.classified(&route, &catalog);
+
+    // narrow
+    let Some(narrowed) = decide::narrow_stage(snap, settings, request.principal, &header, op)? else {
+        let reason = "getConfig needs only a known, enabled user".to_owned();
+        return Ok(Decided::new(route, catalog, None, reason));
+    };
+    answers.narrowed(&narrowed);
+    let subject = narrowed.subject(&request.principal.user).with_owners(owners);
+    let objects = decide::request_of(&route, &catalog);
+
+    // authorize what the path decides, with the lookup step of 403-or-404
+    let reason = match decide::authorize_path_stage(snap, &subject, &route, &objects)? {
+        PathCheck::Allow(reason) => reason,
+        PathCheck::AskExistence(reason) => {
+            let missing = answers.missing(&route).await;
+            return Err(decide::existence_answer(&route, reason, missing));
+        }
+    };
+
+    // inspect
+    let rules = decide::name_rules(snap, settings, &catalog);
+    let received = answers.body(op, settings.max_body_bytes).await?;
+    let parsed = decide::inspect(&route, settings, &rules, &received).map_err(|e| decide::body_stop(&e, op))?;
+    let Some(body) = parsed else {
+        return Ok(Decided::new(route, catalog, Some(narrowed), reason));
+    };
+    answers.inspected(&route, &catalog, &body);
+
+    // authorize what the body adds: what only the upstream knows is asked first
+    let questions = decide::questions(snap, &subject, &objects, &body);
+    let staged = match questions.staged_locations.is_empty() {
+        true => Vec::new(),
+        false => answers.staged_locations(&route, &catalog, &narrowed, &questions.staged_locations).await,
+    };
+    let facts = Facts { staged_locations: &staged };
+    let body_reason = decide::authorize_body_stage(snap, &subject, &route, &objects, &body, facts)?;
+    for collision in &questions.collisions {
+        let existence = answers.collision(&route, collision).await;
+        if let Some(stop) = decide::collision_answer(&route, collision, existence) {
+            return Err(stop);
+        }
+    }
+    if let Body::SignRequest(sign) = &body {
+        answers.sign_location(&route, &narrowed, sign).await?;
+    }
+    let mut decided = Decided::new(route, catalog, Some(narrowed), reason);
+    decided.body_reason = Some(body_reason);
+    decided.body = Some(body);
+    Ok(decided)
+}
+
+impl Decided {
+    fn new(route: Route, catalog: String, narrowed: Option<Narrowed>, reason: String) -> Self {
+        Self { route, catalog, narrowed, reason, body_reason: None, body: None }
+    }
+}
+
+/// The answers of `explain` and the conformance cases (DESIGN.md §10): the body and the
+/// existence of the named object are inputs; no location was assigned, nothing collides, and no
+/// sign request's location is checked.
+#[derive(Clone, Debug)]
+pub struct Offline {
+    pub body: BodyIn,
+    pub exists: bool,
+}
+
+impl Answers for Offline {
+    async fn body(&mut self, _op: OperationId, _limit: usize) -> Result<BodyIn, Stop> {
+        Ok(self.body.clone())
+    }
+
+    async fn missing(&mut self, _route: &Route) -> bool {
+        !self.exists
+    }
+
+    async fn staged_locations(
+        &mut self,
+        _route: &Route,
+        _catalog: &str,
+        _narrowed: &Narrowed,
+        _tables: &[TableIdent],
+    ) -> Vec<(TableIdent, String)> {
+        Vec::new()
+    }
+
+    async fn collision(&mut self, _route: &Route, _collision: &Collision) -> Existence {
+        Existence::Missing
+    }
+
+    async fn sign_location(
+        &mut self,
+        _route: &Route,
+        _narrowed: &Narrowed,
+        _request: &SignRequest,
+    ) -> Result<(), Stop> {
+        Ok(())
+    }
+}
+
+/// Runs a sequence whose answers are all at hand (offline, or recorded from a served request)
+/// to its end without a runtime: such a future is ready at its first poll. `None` if it was
+/// not, which an answer that really waits would cause.
+pub fn at_once<F: Future>(future: F) -> Option<F::Output> {
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(output) => Some(output),
+        std::task::Poll::Pending => None,
+    }
+}

@@ -1,0 +1,155 @@
+//! The served answers to the sequencer's questions ([`crate::core::sequence::Answers`]): the
+//! request body read bounded, and what only the upstream knows asked over the network. Each
+//! answer is written into the audit record, and into the shadow capture when a candidate policy
+//! is configured, so that the shadow decision replays it instead of asking again.
+
+use crate::core::decide::{Collision, Stop};
+use crate::core::iceberg::body::{Body as ParsedBody, SignRequest};
+use crate::core::iceberg::routes::Route;
+use crate::core::iceberg::{OperationId, TableIdent};
+use crate::core::policy::Snapshot;
+use crate::core::roles::Narrowed;
+use crate::core::sequence::{Answers, BodyIn, Existence};
+use crate::ops::audit;
+use crate::serve::inspect::{self, RequestBody};
+use crate::serve::outbound::Outbound;
+use crate::serve::state::Shared;
+use crate::serve::{upstream_calls, vending};
+use http::HeaderMap;
+use hyper::body::Incoming;
+
+/// One served request's answers.
+#[derive(Debug)]
+pub struct Served<'a> {
+    shared: &'a Shared,
+    snap: &'a Snapshot,
+    method: &'a http::Method,
+    caller: &'a HeaderMap,
+    user: &'a str,
+    record: &'a mut audit::Record,
+    /// The body as it arrived, until the inspect stage takes it.
+    incoming: Option<Incoming>,
+    /// What the inspect stage left for forwarding.
+    forward: Option<RequestBody>,
+    /// Where an authorized sign request goes when not to its table-scoped route (DESIGN.md §8).
+    signer: Option<http::Uri>,
+}
+
+impl<'a> Served<'a> {
+    /// The answers of the request `parts` and `incoming` of `user`.
+    pub fn new(
+        shared: &'a Shared,
+        snap: &'a Snapshot,
+        parts: &'a http::request::Parts,
+        user: &'a str,
+        record: &'a mut audit::Record,
+        incoming: Incoming,
+    ) -> Self {
+        let (method, caller) = (&parts.method, &parts.headers);
+        Self { shared, snap, method, caller, user, record, incoming: Some(incoming), forward: None, signer: None }
+    }
+
+    /// What the forward stage takes once the sequence allowed the request: the body the
+    /// inspect stage left (`None` for getConfig, whose body is never read), and where an
+    /// authorized sign request goes when not to its table-scoped route.
+    pub fn into_forward(self) -> (Option<RequestBody>, Option<http::Uri>) {
+        (self.forward, self.signer)
+    }
+}
+
+impl Served<'_> {
+    /// The caller's request as sent on its own behalf to `path` (narrowed active roles).
+    fn outbound<'o>(&'o self, path: &'o str, narrowed: &'o Narrowed) -> Outbound<'o> {
+        Outbound {
+            method: self.method,
+            path,
+            query: "",
+            user: self.user,
+            active_roles: narrowed.upstream_header.as_deref(),
+            strip_delegation: false,
+        }
+    }
+}
+
+impl Answers for Served<'_> {
+    async fn body(&mut self, op: OperationId, limit: usize) -> Result<BodyIn, Stop> {
+        let Some(incoming) = self.incoming.take() else { return Ok(BodyIn::Absent) };
+        let timeout = self.shared.config.limits.body_read_timeout_ms;
+        let read = inspect::read(op, self.caller, incoming, limit, timeout)
+            .await
+            .map_err(|e| Stop::plain(e.refusal(), Some(op)))?;
+        self.record.body_taken = true;
+        let received = match &read {
+            RequestBody::Buffered(bytes) => BodyIn::Read(bytes.clone()),
+            // inspect::read refused a missing body of an operation that needs one already
+            RequestBody::Stream(_) if op.has_request_body() => BodyIn::Streamed,
+            RequestBody::Stream(_) => BodyIn::Absent,
+        };
+        if let Some(capture) = &mut self.record.shadow {
+            capture.body = received.clone();
+        }
+        self.forward = Some(read);
+        Ok(received)
+    }
+
+    async fn missing(&mut self, route: &Route) -> bool {
+        let missing = upstream_calls::upstream_says_missing(self.shared, self.caller, route).await;
+        if let Some(capture) = &mut self.record.shadow {
+            capture.exists = Some(!missing);
+        }
+        missing
+    }
+
+    async fn staged_locations(
+        &mut self,
+        route: &Route,
+        catalog: &str,
+        narrowed: &Narrowed,
+        tables: &[TableIdent],
+    ) -> Vec<(TableIdent, String)> {
+        let out = self.outbound(&route.canonical_path, narrowed);
+        let found = upstream_calls::staged_locations(self.shared, self.caller, &out, (route, catalog), tables).await;
+        if let Some(capture) = &mut self.record.shadow {
+            capture.staged.clone_from(&found);
+        }
+        found
+    }
+
+    async fn collision(&mut self, route: &Route, collision: &Collision) -> Existence {
+        let existence = upstream_calls::collision(self.shared, self.caller, route, collision).await;
+        if let Some(capture) = &mut self.record.shadow {
+            capture.collisions.push((collision.clone(), existence));
+        }
+        existence
+    }
+
+    async fn sign_location(&mut self, route: &Route, narrowed: &Narrowed, request: &SignRequest) -> Result<(), Stop> {
+        let table = vending::table_path(route, None).unwrap_or_default();
+        let lookup = Outbound { strip_delegation: true, ..self.outbound(&table, narrowed) };
+        let checked = upstream_calls::sign_destination(self.shared, self.caller, &lookup, request).await;
+        if let Some(capture) = &mut self.record.shadow {
+            capture.sign = Some(checked.as_ref().map(|_| ()).map_err(Clone::clone));
+        }
+        self.signer = checked.map_err(|refusal| Stop::plain(refusal, Some(route.operation)))?;
+        Ok(())
+    }
+
+    fn classified(&mut self, route: &Route, catalog: &str) {
+        self.record.operation = Some(route.operation.as_str());
+        self.record.objects = audit::objects::of_path(route, catalog);
+    }
+
+    fn narrowed(&mut self, narrowed: &Narrowed) {
+        let names = |roles: &[crate::core::policy::snapshot::RoleId]| {
+            roles.iter().map(|r| self.snap.role_name(*r).to_owned()).collect()
+        };
+        let (held, active) = (names(&narrowed.held_ordered), names(&narrowed.active_ordered));
+        self.record.groups = Some(narrowed.groups.iter().map(ToString::to_string).collect());
+        self.record.held_roles = Some(held);
+        self.record.active_roles = Some(active);
+    }
+
+    fn inspected(&mut self, route: &Route, catalog: &str, body: &ParsedBody) {
+        self.record.objects.extend(audit::objects::of_body(route, catalog, body));
+    }
+}
