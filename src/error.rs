@@ -1,12 +1,8 @@
 //! The one place where a refusal becomes an Iceberg error response (DESIGN.md §7):
 //! `{"error": {"message": "...", "type": "...", "code": N}}`.
 
-use crate::core::iceberg::OperationId;
 use crate::core::iceberg::body::BodyError;
-use crate::core::iceberg::list::ListError;
-use crate::core::iceberg::path::PathError;
-use crate::core::iceberg::routes::Route;
-use crate::core::roles::{HeaderError, NarrowError};
+use crate::core::refused::{self, Answer, Refused};
 
 /// An answer icegate gives itself, without forwarding.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,27 +28,6 @@ impl Refusal {
 
     pub fn forbidden(message: impl Into<String>) -> Self {
         Self::new(403, "ForbiddenException", message)
-    }
-
-    /// A denied operation: names the operation and the object the caller named, and nothing
-    /// from the policy, so the message cannot be used to learn it.
-    pub fn denied(route: &Route) -> Self {
-        let mut object = String::new();
-        if let Some(ns) = &route.namespace {
-            object.push_str(&ns.to_string());
-        }
-        if let Some(name) = &route.name {
-            if !object.is_empty() {
-                object.push('.');
-            }
-            object.push_str(name);
-        }
-        let message = if object.is_empty() {
-            format!("not authorized to {}", route.operation)
-        } else {
-            format!("not authorized to {} `{object}`", route.operation)
-        };
-        Self { explainable: true, ..Self::forbidden(message) }
     }
 
     /// Appends how to see why: the `icegate explain` command with the request's own
@@ -88,59 +63,6 @@ impl Refusal {
         self
     }
 
-    /// A denied operation on an object the request's body named.
-    pub fn denied_named(operation: OperationId, object: &str) -> Self {
-        Self { explainable: true, ..Self::forbidden(format!("not authorized to {operation} `{object}`")) }
-    }
-
-    /// A rename the rename rule refuses (DESIGN.md §4): says why in terms of the names the
-    /// caller sent, and nothing of the policy's entries.
-    pub fn rename_carries_policy(
-        operation: OperationId,
-        source: &crate::core::iceberg::TableIdent,
-        destination: &crate::core::iceberg::TableIdent,
-    ) -> Self {
-        let message = format!(
-            "not authorized to {operation} `{source}` to `{destination}`: the rename would change which policy entries \
-             apply; an administrator must change the policy first"
-        );
-        Self { explainable: true, ..Self::forbidden(message) }
-    }
-
-    /// The 404 of a hidden-or-missing table or view (DESIGN.md §4 "403 or 404").
-    pub fn not_found(route: &Route) -> Self {
-        let ns = route.namespace.as_ref().map(ToString::to_string).unwrap_or_default();
-        let name = route.name.as_deref().unwrap_or_default();
-        match route.operation {
-            OperationId::LoadView => {
-                Self::new(404, "NoSuchViewException", format!("view does not exist: `{ns}.{name}`"))
-            }
-            _ => Self::new(404, "NoSuchTableException", format!("table does not exist: `{ns}.{name}`")),
-        }
-    }
-
-    /// A name that would share a storage directory with an object of another kind (DESIGN.md
-    /// §4 "One name, one kind, one level").
-    pub fn collides(created: &str, existing: &str) -> Self {
-        Self::new(
-            409,
-            "AlreadyExistsException",
-            format!("cannot create {created}: {existing} exists, and the two would share one storage location"),
-        )
-    }
-
-    /// The upstream could not say whether a name about to be created collides: nothing is
-    /// forwarded.
-    pub fn collision_unknown(created: &str) -> Self {
-        Self::new(
-            503,
-            "ServiceUnavailableException",
-            format!(
-                "cannot create {created} now: the upstream did not say whether an object of another kind has its name"
-            ),
-        )
-    }
-
     /// An upstream redirect, which is never relayed: it could send the client around icegate.
     pub fn upstream_redirect(status: u16) -> Self {
         Self::new(
@@ -162,12 +84,6 @@ impl Refusal {
         )
     }
 
-    pub fn unknown_route(method: &str) -> Self {
-        Self::forbidden(format!(
-            "route not recognized: `{method}` on this path is not an Iceberg REST operation icegate allows"
-        ))
-    }
-
     /// The response body.
     pub fn to_json(&self) -> String {
         serde_json::json!({
@@ -177,40 +93,34 @@ impl Refusal {
     }
 }
 
-impl From<&PathError> for Refusal {
-    fn from(e: &PathError) -> Self {
-        Self::bad_request(e.to_string())
+/// A stop of the served path: the core's refusals and the serving layer's, answered alike.
+pub type Stop = crate::core::decide::Stop<Refusal>;
+
+impl From<Refused> for Refusal {
+    /// The core's refusals, by variant; an unreadable list response's detail goes to the log
+    /// only: it may quote the upstream's bytes, such as the name of an entry the caller may
+    /// not see.
+    fn from(e: Refused) -> Self {
+        if let Refused::List(detail) = &e {
+            return Self::unreadable_upstream("list response", detail);
+        }
+        Self { explainable: e.explainable(), ..Self::new(e.status(), e.kind(), e.to_string()) }
     }
 }
 
-impl From<&HeaderError> for Refusal {
-    fn from(e: &HeaderError) -> Self {
-        Self::bad_request(e.to_string())
+impl Answer for Refusal {
+    fn status(&self) -> u16 {
+        self.status
     }
-}
 
-impl From<&NarrowError> for Refusal {
-    fn from(e: &NarrowError) -> Self {
-        Self::forbidden(e.to_string())
+    fn message(&self) -> String {
+        self.message.clone()
     }
 }
 
 impl From<&BodyError> for Refusal {
     fn from(e: &BodyError) -> Self {
-        let kind = match e.status() {
-            413 => "RequestEntityTooLargeException",
-            415 => "UnsupportedMediaTypeException",
-            _ => "BadRequestException",
-        };
-        Self::new(e.status(), kind, e.to_string())
-    }
-}
-
-impl From<&ListError> for Refusal {
-    /// The detail goes to the log only: it may quote the upstream's bytes, such as the name of an
-    /// entry the caller may not see.
-    fn from(e: &ListError) -> Self {
-        Self::unreadable_upstream("list response", e)
+        Self::new(refused::body_status(e), refused::body_kind(e), e.to_string())
     }
 }
 

@@ -4,12 +4,13 @@
 //! loaded once and every stage reads that one value.
 
 use crate::core::credentials::Action;
-use crate::core::decide::{self, Stop};
+use crate::core::decide;
 use crate::core::iceberg::OperationId;
 use crate::core::iceberg::list::ListKind;
 use crate::core::iceberg::routes::{self, Route};
 use crate::core::policy::authorize;
 use crate::core::sequence;
+use crate::error::Stop;
 use crate::error::{self, Refusal};
 use crate::ops::audit;
 use crate::serve::answers::Served;
