@@ -118,6 +118,29 @@ impl Answer for Refusal {
     }
 }
 
+impl From<&crate::serve::inspect::ReadError> for Refusal {
+    fn from(e: &crate::serve::inspect::ReadError) -> Self {
+        use crate::serve::inspect::ReadError;
+        match e {
+            ReadError::Body(body) => Self::from(body),
+            ReadError::Io(_) => Self::bad_request(e.to_string()),
+            ReadError::Timeout(_) => Self::new(408, "RequestTimeoutException", e.to_string()),
+        }
+    }
+}
+
+impl From<&crate::serve::accept::AcceptError> for Refusal {
+    /// Ambiguous framing also closes the connection: what follows the body could be read as
+    /// another request by one of the two hops.
+    fn from(e: &crate::serve::accept::AcceptError) -> Self {
+        let refusal = Self::bad_request(e.to_string());
+        match e {
+            crate::serve::accept::AcceptError::Framing => Self { close_connection: true, ..refusal },
+            _ => refusal,
+        }
+    }
+}
+
 impl From<&BodyError> for Refusal {
     fn from(e: &BodyError) -> Self {
         Self::new(refused::body_status(e), refused::body_kind(e), e.to_string())
@@ -160,9 +183,12 @@ impl From<&crate::serve::identity::IdentityError> for Refusal {
 
 impl From<&crate::serve::forward::ForwardError> for Refusal {
     fn from(e: &crate::serve::forward::ForwardError) -> Self {
-        match e.status() {
-            504 => Self::new(504, "GatewayTimeoutException", e.to_string()),
-            _ => Self::new(502, "BadGatewayException", e.to_string()),
+        use crate::serve::forward::ForwardError;
+        match e {
+            ForwardError::Timeout(_) => Self::new(504, "GatewayTimeoutException", e.to_string()),
+            ForwardError::Unreachable(_) | ForwardError::Request(_) => {
+                Self::new(502, "BadGatewayException", e.to_string())
+            }
         }
     }
 }

@@ -80,7 +80,7 @@ impl Answers for Served<'_> {
         let timeout = self.shared.config.limits.body_read_timeout_ms;
         let read = inspect::read(op, self.caller, incoming, limit, timeout)
             .await
-            .map_err(|e| Stop::plain(e.refusal(), Some(op)))?;
+            .map_err(|e| Stop::plain(crate::error::Refusal::from(&e), Some(op)))?;
         self.record.body_taken = true;
         let received = match &read {
             RequestBody::Buffered(bytes) => BodyIn::Read(bytes.clone()),

@@ -41,15 +41,6 @@ pub enum ForwardError {
     Request(String),
 }
 
-impl ForwardError {
-    pub fn status(&self) -> u16 {
-        match self {
-            Self::Timeout(_) => 504,
-            _ => 502,
-        }
-    }
-}
-
 /// The upstream catalog and a pool of connections to it.
 #[derive(Clone, Debug)]
 pub struct Upstream {

@@ -81,7 +81,7 @@ async fn pipeline(
     let (mut parts, body) = request.into_parts();
 
     // accept
-    accept::head(&mut parts, peer.framing.seen()).map_err(|r| Stop::plain(r, None))?;
+    accept::head(&mut parts, peer.framing.seen()).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
     let target = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
     let method = parts.method.as_str().to_owned();
     record.requested(&method, &target);
@@ -93,7 +93,7 @@ async fn pipeline(
         record.upstream_status = Some(response.status().as_u16());
         return Ok(response);
     }
-    accept::check_duplicates(&parts.headers).map_err(|r| Stop::plain(r, None))?;
+    accept::check_duplicates(&parts.headers).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
 
     // identify
     let principal =
