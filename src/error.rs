@@ -15,11 +15,14 @@ pub struct Refusal {
     pub explainable: bool,
     /// The connection cannot be trusted to carry another request (its framing was ambiguous).
     pub close_connection: bool,
+    /// What icegate's log gets when this refusal is answered, and the caller does not: the
+    /// event and the detail (the upstream's own words).
+    pub log: Option<Box<(String, String)>>,
 }
 
 impl Refusal {
     pub fn new(status: u16, kind: &'static str, message: impl Into<String>) -> Self {
-        Self { status, kind, message: message.into(), explainable: false, close_connection: false }
+        Self { status, kind, message: message.into(), explainable: false, close_connection: false, log: None }
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -76,12 +79,13 @@ impl Refusal {
     /// upstream sent (a value could be a secret, a name could be hidden from the caller); the
     /// detail goes to icegate's log.
     pub fn unreadable_upstream(what: &str, detail: &dyn std::fmt::Display) -> Self {
-        tracing::warn!(error = %detail, "upstream {what} refused");
-        Self::new(
-            502,
-            "BadGatewayException",
-            format!("the upstream's {what} could not be read; icegate's log has the details"),
-        )
+        let message = format!("the upstream's {what} could not be read; icegate's log has the details");
+        Self::new(502, "BadGatewayException", message).logged(format!("upstream {what} refused"), detail)
+    }
+
+    /// This refusal, with `detail` for icegate's log under `event`.
+    fn logged(self, event: String, detail: &dyn std::fmt::Display) -> Self {
+        Self { log: Some(Box::new((event, detail.to_string()))), ..self }
     }
 
     /// The response body.
@@ -186,7 +190,7 @@ impl From<&crate::serve::forward::ForwardError> for Refusal {
         use crate::serve::forward::ForwardError;
         match e {
             ForwardError::Timeout(_) => Self::new(504, "GatewayTimeoutException", e.to_string()),
-            ForwardError::Unreachable(_) | ForwardError::Request(_) => {
+            ForwardError::Unreachable(_) | ForwardError::Request(_) | ForwardError::Rebuild(_) => {
                 Self::new(502, "BadGatewayException", e.to_string())
             }
         }
@@ -207,14 +211,12 @@ impl From<&crate::serve::vending::VendError> for Refusal {
             // the envelope's errors may quote the upstream's values (a secret key)
             VendError::Envelope(_) => Self::unreadable_upstream("table response", e),
             // STS's own words (ARNs, policy text) are for the operator's log, not the caller
-            VendError::Mint(_) => {
-                tracing::warn!(error = %e, "minting downscoped credentials failed");
-                Self::new(
-                    502,
-                    "BadGatewayException",
-                    "cannot mint downscoped credentials; icegate's log has the details",
-                )
-            }
+            VendError::Mint(_) => Self::new(
+                502,
+                "BadGatewayException",
+                "cannot mint downscoped credentials; icegate's log has the details",
+            )
+            .logged("minting downscoped credentials failed".to_owned(), e),
             _ => Self::new(502, "BadGatewayException", e.to_string()),
         }
     }
@@ -229,5 +231,37 @@ impl From<&crate::core::credentials::storage::SignerError> for Refusal {
 impl From<&crate::core::credentials::sign::SignError> for Refusal {
     fn from(e: &crate::core::credentials::sign::SignError) -> Self {
         Self::forbidden(format!("not authorized to sign: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upstream_words_go_to_the_log_not_the_caller() {
+        let refused =
+            Refusal::from(Refused::List(crate::core::iceberg::list::ListError::Shape("`secret_table`".into())));
+        assert_eq!((refused.status, refused.kind), (502, "BadGatewayException"));
+        assert!(!refused.message.contains("secret_table"), "{}", refused.message);
+        let (event, detail) = *refused.log.unwrap();
+        assert_eq!(event, "upstream list response refused");
+        assert!(detail.contains("secret_table"), "{detail}");
+    }
+
+    #[test]
+    fn the_core_refusals_keep_their_iceberg_errors() {
+        let denied = Refusal::from(Refused::Denied {
+            operation: crate::core::iceberg::OperationId::LoadTable,
+            object: "a.t".into(),
+        });
+        assert_eq!((denied.status, denied.kind, denied.explainable), (403, "ForbiddenException", true));
+        assert_eq!(denied.message, "not authorized to loadTable `a.t`");
+        let missing = Refusal::from(Refused::NotFound { view: true, object: "a.v".into() });
+        assert_eq!(
+            (missing.status, missing.kind, missing.message.as_str()),
+            (404, "NoSuchViewException", "view does not exist: `a.v`")
+        );
+        assert!(missing.log.is_none() && !missing.explainable);
     }
 }

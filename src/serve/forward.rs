@@ -39,6 +39,9 @@ pub enum ForwardError {
     Timeout(u64),
     #[error("cannot build the upstream request: {0}")]
     Request(String),
+    /// A getToken request that could not be rebuilt for the upstream, in the builder's words.
+    #[error("{0}")]
+    Rebuild(String),
 }
 
 /// The upstream catalog and a pool of connections to it.

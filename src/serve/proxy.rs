@@ -10,11 +10,10 @@ use crate::core::iceberg::list::ListKind;
 use crate::core::iceberg::routes::{self, Route};
 use crate::core::policy::authorize;
 use crate::core::sequence;
-use crate::error::Stop;
-use crate::error::{self, Refusal};
+use crate::error::{self, Refusal, Stop};
 use crate::ops::audit;
 use crate::serve::answers::Served;
-use crate::serve::forward::Body;
+use crate::serve::forward::{Body, ForwardError};
 use crate::serve::inspect::RequestBody;
 use crate::serve::outbound::Outbound;
 use crate::serve::state::{DecisionState, Shared};
@@ -43,6 +42,9 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<i
         }
         Err(stop) => {
             tracing::debug!(status = stop.refusal.status, reason = %stop.reason, "refused");
+            if let Some((event, detail)) = stop.refusal.log.as_deref() {
+                tracing::warn!(error = %detail, "{event}");
+            }
             record.decided();
             record.operation = record.operation.or(stop.operation.map(OperationId::as_str));
             record.reason = Some(stop.reason);
@@ -265,7 +267,7 @@ async fn forward_token_request(
     }
     let request = request
         .body(crate::serve::forward::streamed(body))
-        .map_err(|e| Stop::plain(Refusal::new(502, "BadGatewayException", e.to_string()), None))?;
+        .map_err(|e| Stop::plain(Refusal::from(&ForwardError::Rebuild(e.to_string())), None))?;
     let response = shared.upstream.send(request).await.map_err(|e| Stop::plain(Refusal::from(&e), None))?;
     let (mut head, body) = response.into_parts();
     if head.status.is_redirection() && head.status != StatusCode::NOT_MODIFIED {
