@@ -1,12 +1,8 @@
 //! The one place where a refusal becomes an Iceberg error response (DESIGN.md §7):
 //! `{"error": {"message": "...", "type": "...", "code": N}}`.
 
-use crate::core::iceberg::OperationId;
 use crate::core::iceberg::body::BodyError;
-use crate::core::iceberg::list::ListError;
-use crate::core::iceberg::path::PathError;
-use crate::core::iceberg::routes::Route;
-use crate::core::roles::{HeaderError, NarrowError};
+use crate::core::refused::{self, Answer, Refused};
 
 /// An answer icegate gives itself, without forwarding.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,11 +15,14 @@ pub struct Refusal {
     pub explainable: bool,
     /// The connection cannot be trusted to carry another request (its framing was ambiguous).
     pub close_connection: bool,
+    /// What icegate's log gets when this refusal is answered, and the caller does not: the
+    /// event and the detail (the upstream's own words).
+    pub log: Option<Box<(String, String)>>,
 }
 
 impl Refusal {
     pub fn new(status: u16, kind: &'static str, message: impl Into<String>) -> Self {
-        Self { status, kind, message: message.into(), explainable: false, close_connection: false }
+        Self { status, kind, message: message.into(), explainable: false, close_connection: false, log: None }
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -32,27 +31,6 @@ impl Refusal {
 
     pub fn forbidden(message: impl Into<String>) -> Self {
         Self::new(403, "ForbiddenException", message)
-    }
-
-    /// A denied operation: names the operation and the object the caller named, and nothing
-    /// from the policy, so the message cannot be used to learn it.
-    pub fn denied(route: &Route) -> Self {
-        let mut object = String::new();
-        if let Some(ns) = &route.namespace {
-            object.push_str(&ns.to_string());
-        }
-        if let Some(name) = &route.name {
-            if !object.is_empty() {
-                object.push('.');
-            }
-            object.push_str(name);
-        }
-        let message = if object.is_empty() {
-            format!("not authorized to {}", route.operation)
-        } else {
-            format!("not authorized to {} `{object}`", route.operation)
-        };
-        Self { explainable: true, ..Self::forbidden(message) }
     }
 
     /// Appends how to see why: the `icegate explain` command with the request's own
@@ -88,59 +66,6 @@ impl Refusal {
         self
     }
 
-    /// A denied operation on an object the request's body named.
-    pub fn denied_named(operation: OperationId, object: &str) -> Self {
-        Self { explainable: true, ..Self::forbidden(format!("not authorized to {operation} `{object}`")) }
-    }
-
-    /// A rename the rename rule refuses (DESIGN.md §4): says why in terms of the names the
-    /// caller sent, and nothing of the policy's entries.
-    pub fn rename_carries_policy(
-        operation: OperationId,
-        source: &crate::core::iceberg::TableIdent,
-        destination: &crate::core::iceberg::TableIdent,
-    ) -> Self {
-        let message = format!(
-            "not authorized to {operation} `{source}` to `{destination}`: the rename would change which policy entries \
-             apply; an administrator must change the policy first"
-        );
-        Self { explainable: true, ..Self::forbidden(message) }
-    }
-
-    /// The 404 of a hidden-or-missing table or view (DESIGN.md §4 "403 or 404").
-    pub fn not_found(route: &Route) -> Self {
-        let ns = route.namespace.as_ref().map(ToString::to_string).unwrap_or_default();
-        let name = route.name.as_deref().unwrap_or_default();
-        match route.operation {
-            OperationId::LoadView => {
-                Self::new(404, "NoSuchViewException", format!("view does not exist: `{ns}.{name}`"))
-            }
-            _ => Self::new(404, "NoSuchTableException", format!("table does not exist: `{ns}.{name}`")),
-        }
-    }
-
-    /// A name that would share a storage directory with an object of another kind (DESIGN.md
-    /// §4 "One name, one kind, one level").
-    pub fn collides(created: &str, existing: &str) -> Self {
-        Self::new(
-            409,
-            "AlreadyExistsException",
-            format!("cannot create {created}: {existing} exists, and the two would share one storage location"),
-        )
-    }
-
-    /// The upstream could not say whether a name about to be created collides: nothing is
-    /// forwarded.
-    pub fn collision_unknown(created: &str) -> Self {
-        Self::new(
-            503,
-            "ServiceUnavailableException",
-            format!(
-                "cannot create {created} now: the upstream did not say whether an object of another kind has its name"
-            ),
-        )
-    }
-
     /// An upstream redirect, which is never relayed: it could send the client around icegate.
     pub fn upstream_redirect(status: u16) -> Self {
         Self::new(
@@ -154,18 +79,13 @@ impl Refusal {
     /// upstream sent (a value could be a secret, a name could be hidden from the caller); the
     /// detail goes to icegate's log.
     pub fn unreadable_upstream(what: &str, detail: &dyn std::fmt::Display) -> Self {
-        tracing::warn!(error = %detail, "upstream {what} refused");
-        Self::new(
-            502,
-            "BadGatewayException",
-            format!("the upstream's {what} could not be read; icegate's log has the details"),
-        )
+        let message = format!("the upstream's {what} could not be read; icegate's log has the details");
+        Self::new(502, "BadGatewayException", message).logged(format!("upstream {what} refused"), detail)
     }
 
-    pub fn unknown_route(method: &str) -> Self {
-        Self::forbidden(format!(
-            "route not recognized: `{method}` on this path is not an Iceberg REST operation icegate allows"
-        ))
+    /// This refusal, with `detail` for icegate's log under `event`.
+    fn logged(self, event: String, detail: &dyn std::fmt::Display) -> Self {
+        Self { log: Some(Box::new((event, detail.to_string()))), ..self }
     }
 
     /// The response body.
@@ -177,40 +97,57 @@ impl Refusal {
     }
 }
 
-impl From<&PathError> for Refusal {
-    fn from(e: &PathError) -> Self {
-        Self::bad_request(e.to_string())
+/// A stop of the served path: the core's refusals and the serving layer's, answered alike.
+pub type Stop = crate::core::decide::Stop<Refusal>;
+
+impl From<Refused> for Refusal {
+    /// The core's refusals, by variant; an unreadable list response's detail goes to the log
+    /// only: it may quote the upstream's bytes, such as the name of an entry the caller may
+    /// not see.
+    fn from(e: Refused) -> Self {
+        if let Refused::List(detail) = &e {
+            return Self::unreadable_upstream("list response", detail);
+        }
+        Self { explainable: e.explainable(), ..Self::new(e.status(), e.kind(), e.to_string()) }
     }
 }
 
-impl From<&HeaderError> for Refusal {
-    fn from(e: &HeaderError) -> Self {
-        Self::bad_request(e.to_string())
+impl Answer for Refusal {
+    fn status(&self) -> u16 {
+        self.status
+    }
+
+    fn message(&self) -> String {
+        self.message.clone()
     }
 }
 
-impl From<&NarrowError> for Refusal {
-    fn from(e: &NarrowError) -> Self {
-        Self::forbidden(e.to_string())
+impl From<&crate::serve::inspect::ReadError> for Refusal {
+    fn from(e: &crate::serve::inspect::ReadError) -> Self {
+        use crate::serve::inspect::ReadError;
+        match e {
+            ReadError::Body(body) => Self::from(body),
+            ReadError::Io(_) => Self::bad_request(e.to_string()),
+            ReadError::Timeout(_) => Self::new(408, "RequestTimeoutException", e.to_string()),
+        }
+    }
+}
+
+impl From<&crate::serve::accept::AcceptError> for Refusal {
+    /// Ambiguous framing also closes the connection: what follows the body could be read as
+    /// another request by one of the two hops.
+    fn from(e: &crate::serve::accept::AcceptError) -> Self {
+        let refusal = Self::bad_request(e.to_string());
+        match e {
+            crate::serve::accept::AcceptError::Framing => Self { close_connection: true, ..refusal },
+            _ => refusal,
+        }
     }
 }
 
 impl From<&BodyError> for Refusal {
     fn from(e: &BodyError) -> Self {
-        let kind = match e.status() {
-            413 => "RequestEntityTooLargeException",
-            415 => "UnsupportedMediaTypeException",
-            _ => "BadRequestException",
-        };
-        Self::new(e.status(), kind, e.to_string())
-    }
-}
-
-impl From<&ListError> for Refusal {
-    /// The detail goes to the log only: it may quote the upstream's bytes, such as the name of an
-    /// entry the caller may not see.
-    fn from(e: &ListError) -> Self {
-        Self::unreadable_upstream("list response", e)
+        Self::new(refused::body_status(e), refused::body_kind(e), e.to_string())
     }
 }
 
@@ -250,9 +187,12 @@ impl From<&crate::serve::identity::IdentityError> for Refusal {
 
 impl From<&crate::serve::forward::ForwardError> for Refusal {
     fn from(e: &crate::serve::forward::ForwardError) -> Self {
-        match e.status() {
-            504 => Self::new(504, "GatewayTimeoutException", e.to_string()),
-            _ => Self::new(502, "BadGatewayException", e.to_string()),
+        use crate::serve::forward::ForwardError;
+        match e {
+            ForwardError::Timeout(_) => Self::new(504, "GatewayTimeoutException", e.to_string()),
+            ForwardError::Unreachable(_) | ForwardError::Request(_) | ForwardError::Rebuild(_) => {
+                Self::new(502, "BadGatewayException", e.to_string())
+            }
         }
     }
 }
@@ -271,14 +211,12 @@ impl From<&crate::serve::vending::VendError> for Refusal {
             // the envelope's errors may quote the upstream's values (a secret key)
             VendError::Envelope(_) => Self::unreadable_upstream("table response", e),
             // STS's own words (ARNs, policy text) are for the operator's log, not the caller
-            VendError::Mint(_) => {
-                tracing::warn!(error = %e, "minting downscoped credentials failed");
-                Self::new(
-                    502,
-                    "BadGatewayException",
-                    "cannot mint downscoped credentials; icegate's log has the details",
-                )
-            }
+            VendError::Mint(_) => Self::new(
+                502,
+                "BadGatewayException",
+                "cannot mint downscoped credentials; icegate's log has the details",
+            )
+            .logged("minting downscoped credentials failed".to_owned(), e),
             _ => Self::new(502, "BadGatewayException", e.to_string()),
         }
     }
@@ -293,5 +231,37 @@ impl From<&crate::core::credentials::storage::SignerError> for Refusal {
 impl From<&crate::core::credentials::sign::SignError> for Refusal {
     fn from(e: &crate::core::credentials::sign::SignError) -> Self {
         Self::forbidden(format!("not authorized to sign: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upstream_words_go_to_the_log_not_the_caller() {
+        let refused =
+            Refusal::from(Refused::List(crate::core::iceberg::list::ListError::Shape("`secret_table`".into())));
+        assert_eq!((refused.status, refused.kind), (502, "BadGatewayException"));
+        assert!(!refused.message.contains("secret_table"), "{}", refused.message);
+        let (event, detail) = *refused.log.unwrap();
+        assert_eq!(event, "upstream list response refused");
+        assert!(detail.contains("secret_table"), "{detail}");
+    }
+
+    #[test]
+    fn the_core_refusals_keep_their_iceberg_errors() {
+        let denied = Refusal::from(Refused::Denied {
+            operation: crate::core::iceberg::OperationId::LoadTable,
+            object: "a.t".into(),
+        });
+        assert_eq!((denied.status, denied.kind, denied.explainable), (403, "ForbiddenException", true));
+        assert_eq!(denied.message, "not authorized to loadTable `a.t`");
+        let missing = Refusal::from(Refused::NotFound { view: true, object: "a.v".into() });
+        assert_eq!(
+            (missing.status, missing.kind, missing.message.as_str()),
+            (404, "NoSuchViewException", "view does not exist: `a.v`")
+        );
+        assert!(missing.log.is_none() && !missing.explainable);
     }
 }

@@ -13,9 +13,9 @@ use crate::core::policy::Subject;
 use crate::core::policy::authorize::{self, Verdict};
 use crate::core::policy::explain::describe;
 use crate::core::policy::{Scope, Snapshot};
+use crate::core::refused::{Answer, Refused};
 use crate::core::roles::{self, ActiveRoles, Narrowed, OwnershipMode, Principal};
 use crate::core::sequence::{self, Answers, BodyIn, Existence, Offline};
-use crate::error::Refusal;
 use serde_json::value::RawValue;
 
 /// The inspected-body cap's default (`limits.max_body_bytes`, DESIGN.md §7).
@@ -71,21 +71,18 @@ pub struct Outcome {
     pub visible: Option<Vec<Box<RawValue>>>,
     /// The active-roles value sent upstream; `None` for no header.
     pub upstream_active_roles: Option<String>,
-    /// The error response icegate would send, when it answers itself.
-    pub refusal: Option<Refusal>,
 }
 
 impl Outcome {
-    fn refused(operation: Option<OperationId>, refusal: Refusal, reason: String) -> Self {
+    fn refused(operation: Option<OperationId>, status: u16, reason: String) -> Self {
         Self {
-            status: refusal.status,
+            status,
             operation,
             credential: None,
             narrowing_lowered_scope: false,
             reason,
             visible: None,
             upstream_active_roles: None,
-            refusal: Some(refusal),
         }
     }
 
@@ -98,28 +95,35 @@ impl Outcome {
             reason,
             visible: None,
             upstream_active_roles: None,
-            refusal: None,
         }
     }
 }
 
 /// A stage that stopped the request: the answer, why (for explain and audit), and the
-/// operation when classification had already named it.
+/// operation when classification had already named it. The core's stages answer with
+/// [`Refused`]; a sequence answers with its [`Answers`]' answer type, which holds those too.
 #[derive(Debug)]
-pub struct Stop {
-    pub refusal: Refusal,
+pub struct Stop<R = Refused> {
+    pub refusal: R,
     pub reason: String,
     pub operation: Option<OperationId>,
 }
 
-impl Stop {
-    pub fn new(refusal: Refusal, reason: impl Into<String>, operation: Option<OperationId>) -> Self {
+impl<R: Answer> Stop<R> {
+    pub fn new(refusal: R, reason: impl Into<String>, operation: Option<OperationId>) -> Self {
         Self { refusal, reason: reason.into(), operation }
     }
 
-    pub fn plain(refusal: Refusal, operation: Option<OperationId>) -> Self {
-        let reason = refusal.message.clone();
+    pub fn plain(refusal: R, operation: Option<OperationId>) -> Self {
+        let reason = refusal.message();
         Self { refusal, reason, operation }
+    }
+}
+
+impl Stop {
+    /// This stop, answered with `R`.
+    pub fn lift<R: Answer>(self) -> Stop<R> {
+        Stop { refusal: R::from(self.refusal), reason: self.reason, operation: self.operation }
     }
 }
 
@@ -141,8 +145,10 @@ pub fn parse_stage(
         namespace_separators: &settings.namespace_separators,
         folding: Some(routes::Folding(&folds)),
     };
-    let classified = routes::classify(method, target, &options)
-        .map_err(|e| Stop::new(Refusal::from(&e), format!("invalid request target: {e}"), None))?;
+    let classified = routes::classify(method, target, &options).map_err(|e| {
+        let reason = format!("invalid request target: {e}");
+        Stop::new(Refused::Target(e), reason, None)
+    })?;
     let mut route = match classified {
         Classified::Route(r) => Some(r),
         Classified::Unrecognized => None,
@@ -151,21 +157,18 @@ pub fn parse_stage(
         && let Some(token) = r.query.page_token.take()
     {
         let Some(upstream) = unwrap_token(r, &token) else {
-            let refusal = Refusal::bad_request(
-                "query parameter `pageToken` is not a page token icegate issued to this caller for this list",
-            );
-            return Err(Stop::plain(refusal, None));
+            return Err(Stop::plain(Refused::PageToken, None));
         };
         r.query.page_token = Some(upstream);
     }
     let header =
-        roles::parse_header(active_roles, settings.ownership).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+        roles::parse_header(active_roles, settings.ownership).map_err(|e| Stop::plain(Refused::Header(e), None))?;
     Ok((route, header))
 }
 
 /// The refusal of a target that names no known route.
 pub fn unknown_route(method: &str) -> Stop {
-    Stop::new(Refusal::unknown_route(method), "the route is not recognized", None)
+    Stop::new(Refused::UnknownRoute { method: method.to_owned() }, "the route is not recognized", None)
 }
 
 /// Stage `classify`: a known route, and the catalog it names.
@@ -179,16 +182,8 @@ pub fn classify_stage<'a>(
         if route.operation.names_catalog() { snap.catalog_for_prefix(route.prefix.as_deref()) } else { Some("") };
     match (catalog, &route.prefix) {
         (Some(c), _) => Ok((route, c)),
-        (None, Some(prefix)) => Err(Stop::plain(
-            Refusal::forbidden(format!(
-                "unknown catalog prefix `{prefix}`: icegate accepts only the prefixes its policy lists"
-            )),
-            None,
-        )),
-        (None, None) => Err(Stop::plain(
-            Refusal::forbidden("a catalog prefix is required: the policy sets no `default_catalog`"),
-            None,
-        )),
+        (None, Some(prefix)) => Err(Stop::plain(Refused::UnknownPrefix { prefix: prefix.clone() }, None)),
+        (None, None) => Err(Stop::plain(Refused::NoCatalog, None)),
     }
 }
 
@@ -201,13 +196,13 @@ pub fn narrow_stage(
     header: &ActiveRoles,
     op: OperationId,
 ) -> Result<Option<Narrowed>, Stop> {
-    let user = roles::check_user(snap, principal).map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+    let user = roles::check_user(snap, principal).map_err(|e| Stop::plain(Refused::Narrow(e), Some(op)))?;
     if op == OperationId::GetConfig {
         return Ok(None);
     }
     roles::narrow(snap, principal, user, header, settings.ownership)
         .map(Some)
-        .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))
+        .map_err(|e| Stop::plain(Refused::Narrow(e), Some(op)))
 }
 
 /// What the path check decided.
@@ -231,8 +226,8 @@ pub fn authorize_path_stage(
     let op = Some(route.operation);
     match decision.verdict {
         Verdict::Allow => Ok(PathCheck::Allow(reason)),
-        Verdict::Deny => Err(Stop::new(Refusal::denied(route), reason, op)),
-        Verdict::NotFound => Err(Stop::new(Refusal::not_found(route), reason, op)),
+        Verdict::Deny => Err(Stop::new(denied(route), reason, op)),
+        Verdict::NotFound => Err(Stop::new(not_found(route), reason, op)),
         Verdict::DenyUnlessMissing => Ok(PathCheck::AskExistence(reason)),
     }
 }
@@ -241,13 +236,13 @@ pub fn authorize_path_stage(
 pub fn existence_answer(route: &Route, reason: String, missing: bool) -> Stop {
     if missing {
         Stop::new(
-            Refusal::not_found(route),
+            not_found(route),
             format!("{reason}; the upstream says the object does not exist"),
             Some(route.operation),
         )
     } else {
         Stop::new(
-            Refusal::denied(route),
+            denied(route),
             format!("{reason}; the object exists or its existence is unknown"),
             Some(route.operation),
         )
@@ -272,7 +267,7 @@ pub fn authorize_body_stage(
     if let (authorize::Reason::RenameRule { .. }, body::Body::Rename { source, destination }) = (&decision.reason, body)
     {
         return Err(Stop::new(
-            Refusal::rename_carries_policy(route.operation, source, destination),
+            Refused::Rename { operation: route.operation, from: source.to_string(), to: destination.to_string() },
             reason,
             Some(route.operation),
         ));
@@ -285,20 +280,42 @@ pub fn authorize_body_stage(
     };
     let refusal = match failed {
         _ if let body::Body::CreateNamespace { namespace, .. } = body => {
-            Refusal::denied_named(route.operation, &namespace.to_string())
+            Refused::Denied { operation: route.operation, object: namespace.to_string() }
         }
         Some(authorize::Object::Table(i) | authorize::Object::View(i) | authorize::Object::TableOrView(i)) => {
             let mut name = i.namespace.join(".");
             name.push('.');
             name.push_str(i.name);
-            Refusal::denied_named(route.operation, &name)
+            Refused::Denied { operation: route.operation, object: name }
         }
         Some(authorize::Object::Namespace(levels)) if !levels.is_empty() => {
-            Refusal::denied_named(route.operation, &levels.join("."))
+            Refused::Denied { operation: route.operation, object: levels.join(".") }
         }
-        _ => Refusal::denied(route),
+        _ => denied(route),
     };
     Err(Stop::new(refusal, reason, Some(route.operation)))
+}
+
+/// A denied operation on the object the path names.
+fn denied(route: &Route) -> Refused {
+    let mut object = String::new();
+    if let Some(ns) = &route.namespace {
+        object.push_str(&ns.to_string());
+    }
+    if let Some(name) = &route.name {
+        if !object.is_empty() {
+            object.push('.');
+        }
+        object.push_str(name);
+    }
+    Refused::Denied { operation: route.operation, object }
+}
+
+/// The 404 of the hidden-or-missing table or view the path names.
+fn not_found(route: &Route) -> Refused {
+    let ns = route.namespace.as_ref().map(ToString::to_string).unwrap_or_default();
+    let name = route.name.as_deref().unwrap_or_default();
+    Refused::NotFound { view: route.operation == OperationId::LoadView, object: format!("{ns}.{name}") }
 }
 
 /// The objects of a route, for the evaluator.
@@ -345,7 +362,7 @@ pub fn decide_with_answers<A: Answers>(
 ) -> Outcome {
     match run(snap, owners, settings, input, answers) {
         Ok(outcome) => outcome,
-        Err(stop) => Outcome::refused(stop.operation, stop.refusal, stop.reason),
+        Err(stop) => Outcome::refused(stop.operation, stop.refusal.status(), stop.reason),
     }
 }
 
@@ -355,7 +372,7 @@ fn run<A: Answers>(
     settings: &Settings,
     input: &Input<'_>,
     answers: &mut A,
-) -> Result<Outcome, Stop> {
+) -> Result<Outcome, Stop<A::Refusal>> {
     if routes::is_get_token(input.method, input.target, &settings.base_path) {
         return Ok(Outcome::forwarded(OperationId::GetToken, "getToken is forwarded before every check".to_owned()));
     }
@@ -367,12 +384,7 @@ fn run<A: Answers>(
     };
     // explain holds no page-token key, so no token it is given unwraps (DESIGN.md §10).
     let decided = sequence::at_once(sequence::sequence(snap, owners, settings, request, |_, _| None, answers))
-        .ok_or_else(|| {
-            Stop::plain(
-                Refusal::new(500, "InternalServerError", "a decision waited for an answer it should have had"),
-                None,
-            )
-        })??;
+        .ok_or_else(|| Stop::plain(Refused::Unanswered, None).lift())??;
     let op = decided.route.operation;
     let reason = match &decided.body_reason {
         Some(body) => format!("{}; {body}", decided.reason),
@@ -391,15 +403,15 @@ fn run<A: Answers>(
     if let (Some(kind), Some(response)) = (ListKind::for_operation(op), input.list_response) {
         let mut entries = crate::core::policy::entries::EntryFilter::new(snap, &subject, &decided.catalog, kind);
         let page = list::filter(kind, response, &settings.namespace_separators, |entry| entries.visible(entry))
-            .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
-        outcome.visible = Some(page.to_raw_values().map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?);
+            .map_err(|e| Stop::plain(Refused::List(e), Some(op)).lift())?;
+        outcome.visible = Some(page.to_raw_values().map_err(|e| Stop::plain(Refused::List(e), Some(op)).lift())?);
     }
     Ok(outcome)
 }
 
 /// The inspect stage's refusal of a body.
-pub fn body_stop(error: &BodyError, op: OperationId) -> Stop {
-    Stop::plain(Refusal::from(error), Some(op))
+pub fn body_stop(error: BodyError, op: OperationId) -> Stop {
+    Stop::plain(Refused::Body(error), Some(op))
 }
 
 /// The answer to a collision question (DESIGN.md §4 "One name, one kind, one level"): a name
@@ -415,8 +427,8 @@ pub fn collision_answer(route: &Route, collision: &Collision, existence: Existen
     };
     let refusal = match existence {
         Existence::Missing => return None,
-        Existence::Exists => Refusal::collides(&created, existing),
-        Existence::Unknown => Refusal::collision_unknown(&created),
+        Existence::Exists => Refused::Collides { created, existing },
+        Existence::Unknown => Refused::CollisionUnknown { created },
     };
     Some(Stop::plain(refusal, Some(route.operation)))
 }

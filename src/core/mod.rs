@@ -11,6 +11,7 @@ pub mod decide;
 pub mod iceberg;
 pub mod ownership;
 pub mod policy;
+pub mod refused;
 pub mod roles;
 pub mod sequence;
 pub mod text;

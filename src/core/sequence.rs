@@ -12,6 +12,7 @@ use crate::core::iceberg::{OperationId, TableIdent};
 use crate::core::ownership::OwnerIndex;
 use crate::core::policy::Snapshot;
 use crate::core::policy::authorize::Facts;
+use crate::core::refused::{Answer, Refused};
 use crate::core::roles::{Narrowed, Principal};
 use bytes::Bytes;
 use std::future::Future;
@@ -41,9 +42,16 @@ pub enum BodyIn {
 /// What the sequencer cannot know from the snapshot and the request line. Each question is
 /// asked at most once per request, at the stage that needs the answer.
 pub trait Answers {
+    /// How a stop is answered: the core's refusals, and those of the questions below.
+    type Refusal: Answer;
+
     /// The request body, once the path is authorized; an operation whose body is not inspected
     /// may answer [`BodyIn::Streamed`] without reading it.
-    fn body(&mut self, op: OperationId, limit: usize) -> impl Future<Output = Result<BodyIn, Stop>> + Send;
+    fn body(
+        &mut self,
+        op: OperationId,
+        limit: usize,
+    ) -> impl Future<Output = Result<BodyIn, Stop<Self::Refusal>>> + Send;
 
     /// Whether the object `route` names is missing upstream (the lookup step of 403-or-404).
     fn missing(&mut self, route: &Route) -> impl Future<Output = bool> + Send;
@@ -67,7 +75,7 @@ pub trait Answers {
         route: &Route,
         narrowed: &Narrowed,
         request: &SignRequest,
-    ) -> impl Future<Output = Result<(), Stop>> + Send;
+    ) -> impl Future<Output = Result<(), Stop<Self::Refusal>>> + Send;
 
     /// Told the classified route, before any later stage can refuse (for the audit line).
     fn classified(&mut self, _route: &Route, _catalog: &str) {}
@@ -113,20 +121,22 @@ pub async fn sequence<A: Answers>(
     request: Request<'_>,
     unwrap_token: impl FnOnce(&Route, &str) -> Option<String>,
     answers: &mut A,
-) -> Result<Decided, Stop> {
+) -> Result<Decided, Stop<A::Refusal>> {
     // parse
     let (parsed, header) =
-        decide::parse_stage(snap, settings, request.method, request.target, request.active_roles, unwrap_token)?;
+        decide::parse_stage(snap, settings, request.method, request.target, request.active_roles, unwrap_token)
+            .map_err(Stop::lift)?;
 
     // classify (the route is kept, not copied, for the stages after the decision)
-    let (_, catalog) = decide::classify_stage(snap, request.method, parsed.as_ref())?;
+    let (_, catalog) = decide::classify_stage(snap, request.method, parsed.as_ref()).map_err(Stop::lift)?;
     let catalog = catalog.to_owned();
-    let Some(route) = parsed else { return Err(decide::unknown_route(request.method)) };
+    let Some(route) = parsed else { return Err(decide::unknown_route(request.method).lift()) };
     let op = route.operation;
     answers.classified(&route, &catalog);
 
     // narrow
-    let Some(narrowed) = decide::narrow_stage(snap, settings, request.principal, &header, op)? else {
+    let Some(narrowed) = decide::narrow_stage(snap, settings, request.principal, &header, op).map_err(Stop::lift)?
+    else {
         let reason = "getConfig needs only a known, enabled user".to_owned();
         return Ok(Decided::new(route, catalog, None, reason));
     };
@@ -135,18 +145,18 @@ pub async fn sequence<A: Answers>(
     let objects = decide::request_of(&route, &catalog);
 
     // authorize what the path decides, with the lookup step of 403-or-404
-    let reason = match decide::authorize_path_stage(snap, &subject, &route, &objects)? {
+    let reason = match decide::authorize_path_stage(snap, &subject, &route, &objects).map_err(Stop::lift)? {
         PathCheck::Allow(reason) => reason,
         PathCheck::AskExistence(reason) => {
             let missing = answers.missing(&route).await;
-            return Err(decide::existence_answer(&route, reason, missing));
+            return Err(decide::existence_answer(&route, reason, missing).lift());
         }
     };
 
     // inspect
     let rules = decide::name_rules(snap, settings, &catalog);
     let received = answers.body(op, settings.max_body_bytes).await?;
-    let parsed = decide::inspect(&route, settings, &rules, &received).map_err(|e| decide::body_stop(&e, op))?;
+    let parsed = decide::inspect(&route, settings, &rules, &received).map_err(|e| decide::body_stop(e, op).lift())?;
     let Some(body) = parsed else {
         return Ok(Decided::new(route, catalog, Some(narrowed), reason));
     };
@@ -159,11 +169,12 @@ pub async fn sequence<A: Answers>(
         false => answers.staged_locations(&route, &catalog, &narrowed, &questions.staged_locations).await,
     };
     let facts = Facts { staged_locations: &staged };
-    let body_reason = decide::authorize_body_stage(snap, &subject, &route, &objects, &body, facts)?;
+    let body_reason =
+        decide::authorize_body_stage(snap, &subject, &route, &objects, &body, facts).map_err(Stop::lift)?;
     for collision in &questions.collisions {
         let existence = answers.collision(&route, collision).await;
         if let Some(stop) = decide::collision_answer(&route, collision, existence) {
-            return Err(stop);
+            return Err(stop.lift());
         }
     }
     if let Body::SignRequest(sign) = &body {
@@ -191,7 +202,9 @@ pub struct Offline {
 }
 
 impl Answers for Offline {
-    async fn body(&mut self, _op: OperationId, _limit: usize) -> Result<BodyIn, Stop> {
+    type Refusal = Refused;
+
+    async fn body(&mut self, _op: OperationId, _limit: usize) -> Result<BodyIn, Stop<Refused>> {
         Ok(self.body.clone())
     }
 
@@ -218,7 +231,7 @@ impl Answers for Offline {
         _route: &Route,
         _narrowed: &Narrowed,
         _request: &SignRequest,
-    ) -> Result<(), Stop> {
+    ) -> Result<(), Stop<Refused>> {
         Ok(())
     }
 }

@@ -2,14 +2,14 @@
 //! never enforced; a difference from the live policy in status, credential scope or visible
 //! list entries is logged and counted.
 
-use crate::core::decide::{self, Collision, Input, Outcome, Settings, Stop};
+use crate::core::decide::{self, Collision, Input, Outcome, Settings};
 use crate::core::iceberg::body::SignRequest;
 use crate::core::iceberg::routes::Route;
 use crate::core::iceberg::{OperationId, TableIdent};
 use crate::core::policy::Snapshot;
 use crate::core::roles::{Narrowed, Principal};
 use crate::core::sequence::{Answers, BodyIn, Existence};
-use crate::error::Refusal;
+use crate::error::{Refusal, Stop};
 use bytes::Bytes;
 
 /// What the request path learned that both decisions need: the request, and every answer the
@@ -40,6 +40,8 @@ pub struct Capture {
 struct Recorded<'a>(&'a Capture);
 
 impl Answers for Recorded<'_> {
+    type Refusal = Refusal;
+
     async fn body(&mut self, _op: OperationId, _limit: usize) -> Result<BodyIn, Stop> {
         Ok(self.0.body.clone())
     }

@@ -3,9 +3,23 @@
 //! `Authorization` or `X-Gravitino-Active-Roles` headers is refused, since the two sides could
 //! pick different ones (DESIGN.md §7).
 
-use crate::error::Refusal;
 use http::HeaderMap;
 use http::header::{self, HeaderName};
+use thiserror::Error;
+
+/// Why a request's head was refused.
+#[derive(Debug, Error)]
+pub enum AcceptError {
+    /// The connection cannot be trusted to carry another request.
+    #[error("a request with both `Content-Length` and `Transfer-Encoding` is not accepted (RFC 9112 §6.1)")]
+    Framing,
+    #[error("header `{0}` was sent more than once")]
+    Repeated(&'static str),
+    #[error("header `{0}` is not accepted: icegate authorizes the method of the request line")]
+    MethodOverride(String),
+    #[error("an absolute-form request target is not accepted")]
+    AbsoluteForm,
+}
 
 /// Headers that describe one hop, never the request (RFC 9110 §7.6.1).
 const HOP_BY_HOP: [&str; 9] = [
@@ -60,14 +74,11 @@ fn is_hop_by_hop(name: &HeaderName) -> bool {
 /// `Content-Length` from such a request, so the connection's bytes tell (`seen_on_connection`,
 /// [`crate::serve::framing`]); the headers are read too, before hop-by-hop removal takes
 /// `Transfer-Encoding` away.
-pub fn check_framing(headers: &HeaderMap, seen_on_connection: bool) -> Result<(), Refusal> {
+pub fn check_framing(headers: &HeaderMap, seen_on_connection: bool) -> Result<(), AcceptError> {
     if seen_on_connection
         || (headers.contains_key(header::CONTENT_LENGTH) && headers.contains_key(header::TRANSFER_ENCODING))
     {
-        let refusal = Refusal::bad_request(
-            "a request with both `Content-Length` and `Transfer-Encoding` is not accepted (RFC 9112 §6.1)",
-        );
-        return Err(Refusal { close_connection: true, ..refusal });
+        return Err(AcceptError::Framing);
     }
     Ok(())
 }
@@ -79,11 +90,11 @@ const METHOD_OVERRIDES: [&str; 3] = ["x-http-method-override", "x-http-method", 
 
 /// 400 when a header icegate decides on appears more than once, or a method override is sent
 /// (in any spelling, `_` for `-` included).
-pub fn check_duplicates(headers: &HeaderMap) -> Result<(), Refusal> {
+pub fn check_duplicates(headers: &HeaderMap) -> Result<(), AcceptError> {
     for name in [header::AUTHORIZATION.as_str(), "x-gravitino-active-roles"] {
         if headers.get_all(name).iter().nth(1).is_some() {
             let shown = if name == "authorization" { "Authorization" } else { crate::core::roles::HEADER };
-            return Err(Refusal::bad_request(format!("header `{shown}` was sent more than once")));
+            return Err(AcceptError::Repeated(shown));
         }
     }
     for name in headers.keys() {
@@ -91,9 +102,7 @@ pub fn check_duplicates(headers: &HeaderMap) -> Result<(), Refusal> {
         if n.starts_with("x") && n.contains("method") {
             let folded = n.replace('_', "-");
             if METHOD_OVERRIDES.contains(&folded.as_str()) {
-                return Err(Refusal::bad_request(format!(
-                    "header `{n}` is not accepted: icegate authorizes the method of the request line"
-                )));
+                return Err(AcceptError::MethodOverride(n.to_owned()));
             }
         }
     }
@@ -103,11 +112,11 @@ pub fn check_duplicates(headers: &HeaderMap) -> Result<(), Refusal> {
 /// The stage's checks of a request's head, before getToken is recognized: unambiguous framing,
 /// hop-by-hop headers removed, an origin-form target. HTTP/2 always carries `:scheme` and
 /// `:authority`, so only an HTTP/1 target can be absolute.
-pub fn head(parts: &mut http::request::Parts, seen_on_connection: bool) -> Result<(), Refusal> {
+pub fn head(parts: &mut http::request::Parts, seen_on_connection: bool) -> Result<(), AcceptError> {
     check_framing(&parts.headers, seen_on_connection)?;
     strip_hop_by_hop(&mut parts.headers);
     if parts.version < http::Version::HTTP_2 && parts.uri.scheme().is_some() {
-        return Err(Refusal::bad_request("an absolute-form request target is not accepted"));
+        return Err(AcceptError::AbsoluteForm);
     }
     Ok(())
 }
@@ -140,10 +149,10 @@ mod tests {
         h.append("x-gravitino-active-roles", "a".parse().unwrap());
         assert!(check_duplicates(&h).is_ok());
         h.append("x-gravitino-active-roles", "b".parse().unwrap());
-        assert_eq!(check_duplicates(&h).unwrap_err().status, 400);
+        assert!(matches!(check_duplicates(&h), Err(AcceptError::Repeated(_))));
         let mut h = HeaderMap::new();
         h.append("authorization", "Basic a".parse().unwrap());
         h.append("authorization", "Basic b".parse().unwrap());
-        assert!(check_duplicates(&h).unwrap_err().message.contains("`Authorization`"));
+        assert!(check_duplicates(&h).unwrap_err().to_string().contains("`Authorization`"));
     }
 }

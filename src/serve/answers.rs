@@ -3,13 +3,14 @@
 //! answer is written into the audit record, and into the shadow capture when a candidate policy
 //! is configured, so that the shadow decision replays it instead of asking again.
 
-use crate::core::decide::{Collision, Stop};
+use crate::core::decide::Collision;
 use crate::core::iceberg::body::{Body as ParsedBody, SignRequest};
 use crate::core::iceberg::routes::Route;
 use crate::core::iceberg::{OperationId, TableIdent};
 use crate::core::policy::Snapshot;
 use crate::core::roles::Narrowed;
 use crate::core::sequence::{Answers, BodyIn, Existence};
+use crate::error::Stop;
 use crate::ops::audit;
 use crate::serve::inspect::{self, RequestBody};
 use crate::serve::outbound::Outbound;
@@ -72,12 +73,14 @@ impl Served<'_> {
 }
 
 impl Answers for Served<'_> {
+    type Refusal = crate::error::Refusal;
+
     async fn body(&mut self, op: OperationId, limit: usize) -> Result<BodyIn, Stop> {
         let Some(incoming) = self.incoming.take() else { return Ok(BodyIn::Absent) };
         let timeout = self.shared.config.limits.body_read_timeout_ms;
         let read = inspect::read(op, self.caller, incoming, limit, timeout)
             .await
-            .map_err(|e| Stop::plain(e.refusal(), Some(op)))?;
+            .map_err(|e| Stop::plain(crate::error::Refusal::from(&e), Some(op)))?;
         self.record.body_taken = true;
         let received = match &read {
             RequestBody::Buffered(bytes) => BodyIn::Read(bytes.clone()),

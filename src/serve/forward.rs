@@ -39,15 +39,9 @@ pub enum ForwardError {
     Timeout(u64),
     #[error("cannot build the upstream request: {0}")]
     Request(String),
-}
-
-impl ForwardError {
-    pub fn status(&self) -> u16 {
-        match self {
-            Self::Timeout(_) => 504,
-            _ => 502,
-        }
-    }
+    /// A getToken request that could not be rebuilt for the upstream, in the builder's words.
+    #[error("{0}")]
+    Rebuild(String),
 }
 
 /// The upstream catalog and a pool of connections to it.

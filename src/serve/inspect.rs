@@ -40,16 +40,6 @@ pub enum ReadError {
     Timeout(u64),
 }
 
-impl ReadError {
-    pub fn refusal(&self) -> crate::error::Refusal {
-        match self {
-            Self::Body(e) => crate::error::Refusal::from(e),
-            Self::Io(_) => crate::error::Refusal::bad_request(self.to_string()),
-            Self::Timeout(_) => crate::error::Refusal::new(408, "RequestTimeoutException", self.to_string()),
-        }
-    }
-}
-
 /// Reads or passes on `body` for `op`; `limit` is `limits.max_body_bytes`, `timeout_ms`
 /// `limits.body_read_timeout_ms` (a body that trickles in is cut off, not waited for).
 pub async fn read(

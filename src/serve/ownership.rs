@@ -12,7 +12,7 @@
 //!   replaces an owner recorded in the meantime. When the upstream cannot tell, the intent
 //!   stays pending and is reconciled again later.
 
-use crate::core::decide::Stop;
+use crate::error::Stop;
 use crate::ops::owners::{Change, Intent, OwnersError, Settlement};
 use crate::serve::outbound::{self, Outbound};
 use crate::serve::state::{DecisionState, Shared};

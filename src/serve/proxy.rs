@@ -4,16 +4,16 @@
 //! loaded once and every stage reads that one value.
 
 use crate::core::credentials::Action;
-use crate::core::decide::{self, Stop};
+use crate::core::decide;
 use crate::core::iceberg::OperationId;
 use crate::core::iceberg::list::ListKind;
 use crate::core::iceberg::routes::{self, Route};
 use crate::core::policy::authorize;
 use crate::core::sequence;
-use crate::error::{self, Refusal};
+use crate::error::{self, Refusal, Stop};
 use crate::ops::audit;
 use crate::serve::answers::Served;
-use crate::serve::forward::Body;
+use crate::serve::forward::{Body, ForwardError};
 use crate::serve::inspect::RequestBody;
 use crate::serve::outbound::Outbound;
 use crate::serve::state::{DecisionState, Shared};
@@ -42,6 +42,9 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<i
         }
         Err(stop) => {
             tracing::debug!(status = stop.refusal.status, reason = %stop.reason, "refused");
+            if let Some((event, detail)) = stop.refusal.log.as_deref() {
+                tracing::warn!(error = %detail, "{event}");
+            }
             record.decided();
             record.operation = record.operation.or(stop.operation.map(OperationId::as_str));
             record.reason = Some(stop.reason);
@@ -80,7 +83,7 @@ async fn pipeline(
     let (mut parts, body) = request.into_parts();
 
     // accept
-    accept::head(&mut parts, peer.framing.seen()).map_err(|r| Stop::plain(r, None))?;
+    accept::head(&mut parts, peer.framing.seen()).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
     let target = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
     let method = parts.method.as_str().to_owned();
     record.requested(&method, &target);
@@ -92,7 +95,7 @@ async fn pipeline(
         record.upstream_status = Some(response.status().as_u16());
         return Ok(response);
     }
-    accept::check_duplicates(&parts.headers).map_err(|r| Stop::plain(r, None))?;
+    accept::check_duplicates(&parts.headers).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
 
     // identify
     let principal =
@@ -264,7 +267,7 @@ async fn forward_token_request(
     }
     let request = request
         .body(crate::serve::forward::streamed(body))
-        .map_err(|e| Stop::plain(Refusal::new(502, "BadGatewayException", e.to_string()), None))?;
+        .map_err(|e| Stop::plain(Refusal::from(&ForwardError::Rebuild(e.to_string())), None))?;
     let response = shared.upstream.send(request).await.map_err(|e| Stop::plain(Refusal::from(&e), None))?;
     let (mut head, body) = response.into_parts();
     if head.status.is_redirection() && head.status != StatusCode::NOT_MODIFIED {

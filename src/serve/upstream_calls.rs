@@ -5,13 +5,13 @@
 //! upstream places a staged table.
 
 use crate::core::credentials::{sign, storage::TableStorage};
-use crate::core::decide::{Collision, Stop};
+use crate::core::decide::Collision;
 use crate::core::iceberg::TableIdent;
 use crate::core::iceberg::body::SignRequest;
 use crate::core::iceberg::path::encode;
 use crate::core::iceberg::routes::Route;
 use crate::core::sequence::Existence;
-use crate::error::Refusal;
+use crate::error::{Refusal, Stop};
 use crate::serve::forward::Body;
 use crate::serve::outbound::{self, Outbound};
 use crate::serve::state::Shared;

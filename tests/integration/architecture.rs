@@ -332,20 +332,12 @@ fn layers_import_one_way() {
             }
         }
     }
-    assert_only_known(wrong, "imports against the layering");
+    assert_none(wrong, "imports against the layering");
 }
 
-/// Layering debts still being paid off (issue 17), checked exactly: a new violation fails, and
-/// so does one that is gone but still listed, so that the list only shrinks.
-const KNOWN_DEBTS: &[&str] = &["core/decide.rs imports error.rs"];
-
-fn assert_only_known(found: Vec<String>, what: &str) {
-    let new: Vec<&String> = found.iter().filter(|f| !KNOWN_DEBTS.contains(&f.as_str())).collect();
-    assert!(new.is_empty(), "{what}:\n{}", new.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n"));
-    let prefix = if what.starts_with("imports") { " imports " } else { " names " };
-    let paid: Vec<&&str> =
-        KNOWN_DEBTS.iter().filter(|d| d.contains(prefix) && !found.iter().any(|f| f == *d)).collect();
-    assert!(paid.is_empty(), "paid off, remove from KNOWN_DEBTS: {paid:?}");
+/// No violation is tolerated: the layering debts of issue 17 are all paid.
+fn assert_none(found: Vec<String>, what: &str) {
+    assert!(found.is_empty(), "{what}:\n{}", found.join("\n"));
 }
 
 /// The core stays pure: no runtime, HTTP server or database crate in it.
@@ -361,7 +353,7 @@ fn the_core_names_no_runtime_server_or_database() {
             }
         }
     }
-    assert_only_known(found, "the core names a runtime, server or database crate");
+    assert_none(found, "the core names a runtime, server or database crate");
 }
 
 /// The reader itself: a cycle written into a scratch tree is found, and comments, strings and

@@ -54,17 +54,6 @@ pub enum BodyError {
     NoPathObject(&'static str),
 }
 
-impl BodyError {
-    /// The HTTP status this error answers with.
-    pub fn status(&self) -> u16 {
-        match self {
-            Self::TooLarge { .. } => 413,
-            Self::UnsupportedEncoding(_) | Self::UnsupportedMediaType(_) => 415,
-            _ => 400,
-        }
-    }
-}
-
 /// What an inspected body says, for authorization.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Body {

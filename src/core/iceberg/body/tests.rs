@@ -1,6 +1,7 @@
 use super::*;
 use crate::core::iceberg::names::NameRules;
 use crate::core::iceberg::routes::Query;
+use crate::core::refused::body_status;
 
 fn route(op: OperationId) -> Route {
     Route {
@@ -37,7 +38,7 @@ fn moves(updates: &str) -> bool {
 fn status(op: OperationId, body: &str) -> u16 {
     match inspect_str(op, body) {
         Ok(b) => panic!("{body} was accepted as {b:?}"),
-        Err(e) => e.status(),
+        Err(e) => body_status(&e),
     }
 }
 
@@ -180,7 +181,7 @@ fn a_commit_identifier_must_be_the_path() {
     let other = r#"{"identifier": {"namespace": ["sales"], "name": "other"}, "updates": []}"#;
     let e = inspect_str(OperationId::UpdateTable, other).unwrap_err();
     assert_eq!(e.to_string(), "body identifier `sales.other` differs from the path `sales.orders`");
-    assert_eq!(e.status(), 400);
+    assert_eq!(body_status(&e), 400);
     let nested = r#"{"identifier": {"namespace": ["sales", "x"], "name": "orders"}}"#;
     assert!(matches!(inspect_str(OperationId::UpdateTable, nested), Err(BodyError::IdentifierMismatch { .. })));
     assert_eq!(status(OperationId::UpdateTable, r#"{"identifier": {"namespace": ["sa.les"], "name": "orders"}}"#), 400);
@@ -261,7 +262,7 @@ fn transactions_need_distinct_identified_tables() {
         {"identifier": {"namespace": ["a"], "name": "t"}, "updates": []}]}"#;
     let e = inspect_str(OperationId::CommitTransaction, twice).unwrap_err();
     assert_eq!(e.to_string(), "table `a.t` appears more than once in `table-changes`");
-    assert_eq!(e.status(), 400);
+    assert_eq!(body_status(&e), 400);
     let missing = r#"{"table-changes": [{"identifier": {"namespace": ["a"], "name": "t"}}, {"updates": []}]}"#;
     assert!(matches!(inspect_str(OperationId::CommitTransaction, missing), Err(BodyError::MissingIdentifier(1))));
     let null = r#"{"table-changes": [{"identifier": null, "updates": []}]}"#;
@@ -368,12 +369,12 @@ fn content_headers_must_say_plain_json() {
     ] {
         let e = check_content_headers(Some(bad), None).unwrap_err();
         assert!(matches!(e, BodyError::UnsupportedMediaType(_)), "{bad}");
-        assert_eq!(e.status(), 415);
+        assert_eq!(body_status(&e), 415);
     }
     for encoding in ["gzip", "identity", ""] {
         let e = check_content_headers(Some("application/json"), Some(encoding)).unwrap_err();
         assert!(matches!(e, BodyError::UnsupportedEncoding(_)), "{encoding}");
-        assert_eq!(e.status(), 415);
+        assert_eq!(body_status(&e), 415);
     }
     assert_eq!(
         check_content_headers(None, Some("gzip")).unwrap_err().to_string(),
@@ -383,7 +384,7 @@ fn content_headers_must_say_plain_json() {
 
 #[test]
 fn statuses_and_message_style() {
-    assert_eq!(BodyError::TooLarge { limit: 10 }.status(), 413);
+    assert_eq!(body_status(&BodyError::TooLarge { limit: 10 }), 413);
     assert_eq!(BodyError::TooLarge { limit: 10 }.to_string(), "request body is larger than the limit of 10 bytes");
     let samples = [
         BodyError::Missing("createTable"),

@@ -24,12 +24,6 @@ pub enum ListError {
     Shape(String),
 }
 
-impl ListError {
-    pub fn status(&self) -> u16 {
-        502
-    }
-}
-
 pub(super) const TOKEN_KEY: &str = "next-page-token";
 
 /// One response as read: spans of its text, and the decoded token.

@@ -1,0 +1,150 @@
+//! Why a stage of the core stopped a request: one variant per reason, carrying the names its
+//! message quotes, and the Iceberg error (status and `type`, DESIGN.md §5, §7) each reason is
+//! answered with. The serving layer's rescue (`crate::error`) turns these, and its own errors,
+//! into responses; `explain` reads the status from here, offline.
+
+use crate::core::iceberg::OperationId;
+use crate::core::iceberg::body::BodyError;
+use crate::core::iceberg::list::ListError;
+use crate::core::iceberg::path::PathError;
+use crate::core::roles::{HeaderError, NarrowError};
+use thiserror::Error;
+
+/// A refusal decided by the core's stages.
+#[derive(Debug, Error)]
+pub enum Refused {
+    #[error("{0}")]
+    Target(PathError),
+    #[error("query parameter `pageToken` is not a page token icegate issued to this caller for this list")]
+    PageToken,
+    #[error("{0}")]
+    Header(HeaderError),
+    #[error("route not recognized: `{method}` on this path is not an Iceberg REST operation icegate allows")]
+    UnknownRoute { method: String },
+    #[error("unknown catalog prefix `{prefix}`: icegate accepts only the prefixes its policy lists")]
+    UnknownPrefix { prefix: String },
+    #[error("a catalog prefix is required: the policy sets no `default_catalog`")]
+    NoCatalog,
+    #[error("{0}")]
+    Narrow(NarrowError),
+    /// A denied operation: names the operation and the object the caller named (empty when it
+    /// named none), and nothing from the policy, so the message cannot be used to learn it.
+    #[error("{}", denied(*operation, object))]
+    Denied { operation: OperationId, object: String },
+    /// A rename the rename rule refuses (DESIGN.md §4): says why in terms of the names the
+    /// caller sent, and nothing of the policy's entries.
+    #[error(
+        "not authorized to {operation} `{from}` to `{to}`: the rename would change which policy entries apply; an \
+         administrator must change the policy first"
+    )]
+    Rename { operation: OperationId, from: String, to: String },
+    /// The 404 of a hidden-or-missing table or view (DESIGN.md §4 "403 or 404").
+    #[error("{} does not exist: `{object}`", if *view { "view" } else { "table" })]
+    NotFound { view: bool, object: String },
+    /// A name that would share a storage directory with an object of another kind (DESIGN.md
+    /// §4 "One name, one kind, one level").
+    #[error("cannot create {created}: {existing} exists, and the two would share one storage location")]
+    Collides { created: String, existing: &'static str },
+    /// The upstream could not say whether a name about to be created collides: nothing is
+    /// forwarded.
+    #[error("cannot create {created} now: the upstream did not say whether an object of another kind has its name")]
+    CollisionUnknown { created: String },
+    #[error("{0}")]
+    Body(BodyError),
+    /// The message never quotes the upstream's bytes (an entry the caller may not see); the
+    /// rescue logs the detail.
+    #[error("the upstream's list response could not be read; icegate's log has the details")]
+    List(ListError),
+    #[error("a decision waited for an answer it should have had")]
+    Unanswered,
+}
+
+fn denied(operation: OperationId, object: &str) -> String {
+    match object {
+        "" => format!("not authorized to {operation}"),
+        _ => format!("not authorized to {operation} `{object}`"),
+    }
+}
+
+impl Refused {
+    /// The HTTP status of the Iceberg error this refusal answers with.
+    pub fn status(&self) -> u16 {
+        match self {
+            Self::Target(_) | Self::PageToken | Self::Header(_) => 400,
+            Self::UnknownRoute { .. }
+            | Self::UnknownPrefix { .. }
+            | Self::NoCatalog
+            | Self::Narrow(_)
+            | Self::Denied { .. }
+            | Self::Rename { .. } => 403,
+            Self::NotFound { .. } => 404,
+            Self::Collides { .. } => 409,
+            Self::CollisionUnknown { .. } => 503,
+            Self::Body(e) => body_status(e),
+            Self::List(_) => 502,
+            Self::Unanswered => 500,
+        }
+    }
+
+    /// The Iceberg error `type`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Target(_) | Self::PageToken | Self::Header(_) => "BadRequestException",
+            Self::UnknownRoute { .. }
+            | Self::UnknownPrefix { .. }
+            | Self::NoCatalog
+            | Self::Narrow(_)
+            | Self::Denied { .. }
+            | Self::Rename { .. } => "ForbiddenException",
+            Self::NotFound { view: true, .. } => "NoSuchViewException",
+            Self::NotFound { view: false, .. } => "NoSuchTableException",
+            Self::Collides { .. } => "AlreadyExistsException",
+            Self::CollisionUnknown { .. } => "ServiceUnavailableException",
+            Self::Body(e) => body_kind(e),
+            Self::List(_) => "BadGatewayException",
+            Self::Unanswered => "InternalServerError",
+        }
+    }
+
+    /// A policy decision `icegate explain` can show the reasons of (a denied operation).
+    pub fn explainable(&self) -> bool {
+        matches!(self, Self::Denied { .. } | Self::Rename { .. })
+    }
+}
+
+/// The status a refused request body answers with.
+pub fn body_status(e: &BodyError) -> u16 {
+    match e {
+        BodyError::TooLarge { .. } => 413,
+        BodyError::UnsupportedEncoding(_) | BodyError::UnsupportedMediaType(_) => 415,
+        _ => 400,
+    }
+}
+
+/// The Iceberg error `type` of a refused request body.
+pub fn body_kind(e: &BodyError) -> &'static str {
+    match body_status(e) {
+        413 => "RequestEntityTooLargeException",
+        415 => "UnsupportedMediaTypeException",
+        _ => "BadRequestException",
+    }
+}
+
+/// What a stop carries: the core's [`Refused`], or the serving layer's answer, which holds the
+/// core's refusals too (its rescue) and the refusals of what only the upstream knows.
+pub trait Answer: From<Refused> {
+    /// The HTTP status answered.
+    fn status(&self) -> u16;
+    /// The message answered, which is also the reason a stop gives when it gives no other.
+    fn message(&self) -> String;
+}
+
+impl Answer for Refused {
+    fn status(&self) -> u16 {
+        Refused::status(self)
+    }
+
+    fn message(&self) -> String {
+        self.to_string()
+    }
+}
