@@ -2,7 +2,10 @@
 //! fsync'd before it returns), its schema migrations, and the statements the store runs.
 
 use super::change::{Change, Intent, OwnersError, Settlement};
-use super::sql::{FORGET_EXPIRED_STAGED, MIGRATIONS, RECALL_STAGED, REMEMBER_STAGED, intent_of, record_of};
+use super::sql::{
+    BEGIN_INTENT, DELETE_INTENT, DELETE_OWNER, FORGET_EXPIRED_STAGED, MIGRATIONS, RECALL_STAGED, RECORD_CREATION,
+    RECORD_RECONCILED_CREATION, REMEMBER_STAGED, RENAME_OWNER, SET_OWNER, intent_of, record_of,
+};
 use crate::core::ownership::{Kind, Record};
 use crate::core::policy::model::OwnerType;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -75,8 +78,7 @@ impl Embedded {
         };
         self.conn
             .execute(
-                "INSERT INTO intents (op, object_type, full_name, path, to_full_name, to_path, user_name, confirmable, started_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                BEGIN_INTENT,
                 params![
                     op,
                     object.kind.as_str(),
@@ -132,44 +134,19 @@ impl Embedded {
         if let Settlement::Happened { direct } = settlement {
             match &intent.change {
                 Change::Create(o) => {
-                    // A reconciled create never replaces an owner recorded in the meantime.
-                    let on_conflict = if direct {
-                        "DO UPDATE SET owner = excluded.owner, owner_type = excluded.owner_type,
-                         created_at = excluded.created_at, source = excluded.source"
-                    } else {
-                        "DO NOTHING"
-                    };
-                    tx.execute(
-                        &format!(
-                            "INSERT INTO owners (object_type, full_name, owner, owner_type, created_at, source)
-                             VALUES (?1, ?2, ?3, 'USER', ?4, 'creation') ON CONFLICT (object_type, full_name) {on_conflict}"
-                        ),
-                        params![o.kind.as_str(), o.full_name, intent.user, now],
-                    )
-                    .map_err(db)?;
+                    let statement = if direct { RECORD_CREATION } else { RECORD_RECONCILED_CREATION };
+                    tx.execute(statement, params![o.kind.as_str(), o.full_name, intent.user, now]).map_err(db)?;
                 }
                 Change::Drop(o) => {
-                    tx.execute(
-                        "DELETE FROM owners WHERE object_type = ?1 AND full_name = ?2",
-                        params![o.kind.as_str(), o.full_name],
-                    )
-                    .map_err(db)?;
+                    tx.execute(DELETE_OWNER, params![o.kind.as_str(), o.full_name]).map_err(db)?;
                 }
                 Change::Rename { from, to } => {
-                    tx.execute(
-                        "DELETE FROM owners WHERE object_type = ?1 AND full_name = ?2",
-                        params![to.kind.as_str(), to.full_name],
-                    )
-                    .map_err(db)?;
-                    tx.execute(
-                        "UPDATE owners SET full_name = ?3 WHERE object_type = ?1 AND full_name = ?2",
-                        params![from.kind.as_str(), from.full_name, to.full_name],
-                    )
-                    .map_err(db)?;
+                    tx.execute(DELETE_OWNER, params![to.kind.as_str(), to.full_name]).map_err(db)?;
+                    tx.execute(RENAME_OWNER, params![to.full_name, from.kind.as_str(), from.full_name]).map_err(db)?;
                 }
             }
         }
-        tx.execute("DELETE FROM intents WHERE id = ?1", params![id]).map_err(db)?;
+        tx.execute(DELETE_INTENT, params![id]).map_err(db)?;
         tx.commit().map_err(db)
     }
 
@@ -178,10 +155,7 @@ impl Embedded {
         let owner_type = if record.owner_type == OwnerType::User { "USER" } else { "GROUP" };
         self.conn
             .execute(
-                "INSERT INTO owners (object_type, full_name, owner, owner_type, created_at, source)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT (object_type, full_name) DO UPDATE SET owner = excluded.owner,
-                 owner_type = excluded.owner_type, created_at = excluded.created_at, source = excluded.source",
+                SET_OWNER,
                 params![
                     record.kind.as_str(),
                     record.full_name,
@@ -197,16 +171,13 @@ impl Embedded {
 
     /// `icegate owners remove`; false when there was no record.
     pub fn remove(&mut self, kind: Kind, full_name: &str) -> Result<bool, OwnersError> {
-        let n = self
-            .conn
-            .execute("DELETE FROM owners WHERE object_type = ?1 AND full_name = ?2", params![kind.as_str(), full_name])
-            .map_err(db)?;
+        let n = self.conn.execute(DELETE_OWNER, params![kind.as_str(), full_name]).map_err(db)?;
         Ok(n > 0)
     }
 
     /// `icegate owners forget`; false when there was no such intent.
     pub fn forget(&mut self, id: i64) -> Result<bool, OwnersError> {
-        Ok(self.conn.execute("DELETE FROM intents WHERE id = ?1", params![id]).map_err(db)? > 0)
+        Ok(self.conn.execute(DELETE_INTENT, params![id]).map_err(db)? > 0)
     }
 
     /// Changes whenever another connection commits to the file.

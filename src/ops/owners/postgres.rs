@@ -8,7 +8,10 @@
 
 use super::change::{Change, Intent, OwnersError, Settlement};
 use super::pg_tls::{self, MakeRustls, RustlsStream, SslMode};
-use super::sql::{FORGET_EXPIRED_STAGED, MIGRATIONS, RECALL_STAGED, REMEMBER_STAGED, intent_of, record_of};
+use super::sql::{
+    BEGIN_INTENT, DELETE_INTENT, DELETE_OWNER, FORGET_EXPIRED_STAGED, MIGRATIONS, RECALL_STAGED, RECORD_CREATION,
+    RECORD_RECONCILED_CREATION, REMEMBER_STAGED, RENAME_OWNER, SET_OWNER, intent_of, record_of,
+};
 use crate::config::owners::Config;
 use crate::core::ownership::{Kind, Record};
 use crate::core::policy::model::OwnerType;
@@ -124,8 +127,7 @@ impl Postgres {
                 };
                 let row = tx
                     .query_one(
-                        "INSERT INTO intents (op, object_type, full_name, path, to_full_name, to_path, user_name, confirmable, started_at)
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+                        &format!("{BEGIN_INTENT} RETURNING id"),
                         &[
                             &op,
                             &object.kind.as_str(),
@@ -161,38 +163,20 @@ impl Postgres {
             if let Settlement::Happened { direct } = settlement {
                 match &intent.change {
                     Change::Create(o) => {
-                        let on_conflict = if direct {
-                            "DO UPDATE SET owner = excluded.owner, owner_type = excluded.owner_type,
-                             created_at = excluded.created_at, source = excluded.source"
-                        } else {
-                            "DO NOTHING"
-                        };
-                        tx.execute(
-                            &format!(
-                                "INSERT INTO owners (object_type, full_name, owner, owner_type, created_at, source)
-                                 VALUES ($1, $2, $3, 'USER', $4, 'creation') ON CONFLICT (object_type, full_name) {on_conflict}"
-                            ),
-                            &[&o.kind.as_str(), &o.full_name, &intent.user, &now],
-                        )
-                        .await?;
+                        let statement = if direct { RECORD_CREATION } else { RECORD_RECONCILED_CREATION };
+                        tx.execute(statement, &[&o.kind.as_str(), &o.full_name, &intent.user, &now]).await?;
                     }
                     Change::Drop(o) => {
-                        tx.execute("DELETE FROM owners WHERE object_type = $1 AND full_name = $2", &[&o.kind.as_str(), &o.full_name])
-                            .await?;
+                        tx.execute(DELETE_OWNER, &[&o.kind.as_str(), &o.full_name]).await?;
                     }
                     Change::Rename { from, to } => {
-                        tx.execute("DELETE FROM owners WHERE object_type = $1 AND full_name = $2", &[&to.kind.as_str(), &to.full_name])
-                            .await?;
-                        tx.execute(
-                            "UPDATE owners SET full_name = $3 WHERE object_type = $1 AND full_name = $2",
-                            &[&from.kind.as_str(), &from.full_name, &to.full_name],
-                        )
-                        .await?;
+                        tx.execute(DELETE_OWNER, &[&to.kind.as_str(), &to.full_name]).await?;
+                        tx.execute(RENAME_OWNER, &[&to.full_name, &from.kind.as_str(), &from.full_name]).await?;
                     }
                 }
                 generation = Some(bump(&tx).await?);
             }
-            tx.execute("DELETE FROM intents WHERE id = $1", &[&id]).await?;
+            tx.execute(DELETE_INTENT, &[&id]).await?;
             tx.commit().await?;
             Ok(generation)
         })
@@ -228,10 +212,7 @@ impl Postgres {
         self.with(async |c| {
             let tx = c.transaction().await?;
             tx.execute(
-                "INSERT INTO owners (object_type, full_name, owner, owner_type, created_at, source)
-                 VALUES ($1, $2, $3, $4, $5, $6)
-                 ON CONFLICT (object_type, full_name) DO UPDATE SET owner = excluded.owner,
-                 owner_type = excluded.owner_type, created_at = excluded.created_at, source = excluded.source",
+                SET_OWNER,
                 &[
                     &record.kind.as_str(),
                     &record.full_name,
@@ -253,9 +234,7 @@ impl Postgres {
     pub async fn remove(&self, kind: Kind, full_name: &str) -> Result<(bool, Option<i64>), OwnersError> {
         self.with(async |c| {
             let tx = c.transaction().await?;
-            let n = tx
-                .execute("DELETE FROM owners WHERE object_type = $1 AND full_name = $2", &[&kind.as_str(), &full_name])
-                .await?;
+            let n = tx.execute(DELETE_OWNER, &[&kind.as_str(), &full_name]).await?;
             let generation = bump(&tx).await?;
             tx.commit().await?;
             Ok((n > 0, Some(generation)))
@@ -265,7 +244,7 @@ impl Postgres {
 
     /// `icegate owners forget`; false when there was no such intent.
     pub async fn forget(&self, id: i64) -> Result<bool, OwnersError> {
-        let n = self.with(async |c| c.execute("DELETE FROM intents WHERE id = $1", &[&id]).await).await?;
+        let n = self.with(async |c| c.execute(DELETE_INTENT, &[&id]).await).await?;
         Ok(n > 0)
     }
 

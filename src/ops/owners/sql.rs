@@ -45,9 +45,33 @@ pub const MIGRATIONS: &[&str] = &[
     );",
 ];
 
-/// The statements of the staged locations, for both stores (SQLite reads `$N` as the N-th
-/// parameter too). Expired rows go when a new one is written; RFC 3339 times of one format
-/// compare as text.
+// The statements below serve both stores. SQLite numbers a `$N` parameter by where it first
+// appears, not by N (`SELECT $2, $1` binds the first value to `$2`), so each statement names
+// its parameters in order, `$1` first, and both stores bind the same values alike.
+
+pub const BEGIN_INTENT: &str =
+    "INSERT INTO intents (op, object_type, full_name, path, to_full_name, to_path, user_name, confirmable, started_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+/// A creation the request itself carried out: its creator is the owner, whatever was recorded.
+pub const RECORD_CREATION: &str = "INSERT INTO owners (object_type, full_name, owner, owner_type, created_at, source)
+     VALUES ($1, $2, $3, 'USER', $4, 'creation') ON CONFLICT (object_type, full_name)
+     DO UPDATE SET owner = excluded.owner, owner_type = excluded.owner_type,
+     created_at = excluded.created_at, source = excluded.source";
+/// A reconciled creation never replaces an owner recorded in the meantime.
+pub const RECORD_RECONCILED_CREATION: &str =
+    "INSERT INTO owners (object_type, full_name, owner, owner_type, created_at, source)
+     VALUES ($1, $2, $3, 'USER', $4, 'creation') ON CONFLICT (object_type, full_name) DO NOTHING";
+pub const DELETE_OWNER: &str = "DELETE FROM owners WHERE object_type = $1 AND full_name = $2";
+/// Parameters: the new full name, the object type, the old full name.
+pub const RENAME_OWNER: &str = "UPDATE owners SET full_name = $1 WHERE object_type = $2 AND full_name = $3";
+pub const DELETE_INTENT: &str = "DELETE FROM intents WHERE id = $1";
+pub const SET_OWNER: &str = "INSERT INTO owners (object_type, full_name, owner, owner_type, created_at, source)
+     VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (object_type, full_name) DO UPDATE SET owner = excluded.owner,
+     owner_type = excluded.owner_type, created_at = excluded.created_at, source = excluded.source";
+
+/// The statements of the staged locations. Expired rows go when a new one is written; RFC 3339
+/// times of one format compare as text.
 pub const REMEMBER_STAGED: &str = "INSERT INTO staged_locations (user_name, full_name, location, expires_at)
      VALUES ($1, $2, $3, $4)
      ON CONFLICT (user_name, full_name) DO UPDATE SET location = excluded.location, expires_at = excluded.expires_at";
