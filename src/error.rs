@@ -197,8 +197,8 @@ impl From<&crate::serve::forward::ForwardError> for Refusal {
     }
 }
 
-impl From<&crate::serve::rewrite::RewriteError> for Refusal {
-    fn from(e: &crate::serve::rewrite::RewriteError) -> Self {
+impl From<&crate::serve::rewrite::body::RewriteError> for Refusal {
+    fn from(e: &crate::serve::rewrite::body::RewriteError) -> Self {
         Self::unreadable_upstream("response", e)
     }
 }
@@ -207,7 +207,7 @@ impl From<&crate::serve::vending::VendError> for Refusal {
     fn from(e: &crate::serve::vending::VendError) -> Self {
         use crate::serve::vending::VendError;
         match e {
-            VendError::Locations(404) => Self::new(404, "NoSuchTableException", "table does not exist upstream"),
+            VendError::TableMissing => Self::new(404, "NoSuchTableException", e.to_string()),
             // the envelope's errors may quote the upstream's values (a secret key)
             VendError::Envelope(_) => Self::unreadable_upstream("table response", e),
             // STS's own words (ARNs, policy text) are for the operator's log, not the caller

@@ -1,7 +1,8 @@
 //! The served answers to the sequencer's questions ([`crate::core::sequence::Answers`]): the
 //! request body read bounded, and what only the upstream knows asked over the network. Each
-//! answer is written into the audit record, and into the shadow capture when a candidate policy
-//! is configured, so that the shadow decision replays it instead of asking again.
+//! answer is written into the request's context: its audit record, and the shadow capture when
+//! a candidate policy is configured, so that the shadow decision replays it instead of asking
+//! again.
 
 use crate::core::decide::Collision;
 use crate::core::iceberg::body::{Body as ParsedBody, SignRequest};
@@ -12,6 +13,7 @@ use crate::core::roles::Narrowed;
 use crate::core::sequence::{Answers, BodyIn, Existence};
 use crate::error::Stop;
 use crate::ops::audit;
+use crate::serve::context::Context;
 use crate::serve::inspect::{self, RequestBody};
 use crate::serve::outbound::Outbound;
 use crate::serve::state::Shared;
@@ -27,7 +29,7 @@ pub struct Served<'a> {
     method: &'a http::Method,
     caller: &'a HeaderMap,
     user: &'a str,
-    record: &'a mut audit::Record,
+    cx: &'a mut Context,
     /// The body as it arrived, until the inspect stage takes it.
     incoming: Option<Incoming>,
     /// What the inspect stage left for forwarding.
@@ -43,11 +45,11 @@ impl<'a> Served<'a> {
         snap: &'a Snapshot,
         parts: &'a http::request::Parts,
         user: &'a str,
-        record: &'a mut audit::Record,
+        cx: &'a mut Context,
         incoming: Incoming,
     ) -> Self {
         let (method, caller) = (&parts.method, &parts.headers);
-        Self { shared, snap, method, caller, user, record, incoming: Some(incoming), forward: None, signer: None }
+        Self { shared, snap, method, caller, user, cx, incoming: Some(incoming), forward: None, signer: None }
     }
 
     /// What the forward stage takes once the sequence allowed the request: the body the
@@ -81,14 +83,14 @@ impl Answers for Served<'_> {
         let read = inspect::read(op, self.caller, incoming, limit, timeout)
             .await
             .map_err(|e| Stop::plain(crate::error::Refusal::from(&e), Some(op)))?;
-        self.record.body_taken = true;
+        self.cx.body_taken = true;
         let received = match &read {
             RequestBody::Buffered(bytes) => BodyIn::Read(bytes.clone()),
             // inspect::read refused a missing body of an operation that needs one already
             RequestBody::Stream(_) if op.has_request_body() => BodyIn::Streamed,
             RequestBody::Stream(_) => BodyIn::Absent,
         };
-        if let Some(capture) = &mut self.record.shadow {
+        if let Some(capture) = &mut self.cx.shadow {
             capture.body = received.clone();
         }
         self.forward = Some(read);
@@ -97,7 +99,7 @@ impl Answers for Served<'_> {
 
     async fn missing(&mut self, route: &Route) -> bool {
         let missing = upstream_calls::upstream_says_missing(self.shared, self.caller, route).await;
-        if let Some(capture) = &mut self.record.shadow {
+        if let Some(capture) = &mut self.cx.shadow {
             capture.exists = Some(!missing);
         }
         missing
@@ -112,7 +114,7 @@ impl Answers for Served<'_> {
     ) -> Vec<(TableIdent, String)> {
         let out = self.outbound(&route.canonical_path, narrowed);
         let found = upstream_calls::staged_locations(self.shared, self.caller, &out, (route, catalog), tables).await;
-        if let Some(capture) = &mut self.record.shadow {
+        if let Some(capture) = &mut self.cx.shadow {
             capture.staged.clone_from(&found);
         }
         found
@@ -120,7 +122,7 @@ impl Answers for Served<'_> {
 
     async fn collision(&mut self, route: &Route, collision: &Collision) -> Existence {
         let existence = upstream_calls::collision(self.shared, self.caller, route, collision).await;
-        if let Some(capture) = &mut self.record.shadow {
+        if let Some(capture) = &mut self.cx.shadow {
             capture.collisions.push((collision.clone(), existence));
         }
         existence
@@ -130,7 +132,7 @@ impl Answers for Served<'_> {
         let table = vending::table_path(route, None).unwrap_or_default();
         let lookup = Outbound { strip_delegation: true, ..self.outbound(&table, narrowed) };
         let checked = upstream_calls::sign_destination(self.shared, self.caller, &lookup, request).await;
-        if let Some(capture) = &mut self.record.shadow {
+        if let Some(capture) = &mut self.cx.shadow {
             capture.sign = Some(checked.as_ref().map(|_| ()).map_err(Clone::clone));
         }
         self.signer = checked.map_err(|refusal| Stop::plain(refusal, Some(route.operation)))?;
@@ -138,8 +140,8 @@ impl Answers for Served<'_> {
     }
 
     fn classified(&mut self, route: &Route, catalog: &str) {
-        self.record.operation = Some(route.operation.as_str());
-        self.record.objects = audit::objects::of_path(route, catalog);
+        self.cx.audit.operation = Some(route.operation.as_str());
+        self.cx.audit.objects = audit::objects::of_path(route, catalog);
     }
 
     fn narrowed(&mut self, narrowed: &Narrowed) {
@@ -147,12 +149,12 @@ impl Answers for Served<'_> {
             roles.iter().map(|r| self.snap.role_name(*r).to_owned()).collect()
         };
         let (held, active) = (names(&narrowed.held_ordered), names(&narrowed.active_ordered));
-        self.record.groups = Some(narrowed.groups.iter().map(ToString::to_string).collect());
-        self.record.held_roles = Some(held);
-        self.record.active_roles = Some(active);
+        self.cx.audit.groups = Some(narrowed.groups.iter().map(ToString::to_string).collect());
+        self.cx.audit.held_roles = Some(held);
+        self.cx.audit.active_roles = Some(active);
     }
 
     fn inspected(&mut self, route: &Route, catalog: &str, body: &ParsedBody) {
-        self.record.objects.extend(audit::objects::of_body(route, catalog, body));
+        self.cx.audit.objects.extend(audit::objects::of_body(route, catalog, body));
     }
 }

@@ -5,6 +5,7 @@
 pub mod accept;
 pub mod admin;
 pub mod answers;
+pub mod context;
 pub mod aws_chain;
 pub mod forward;
 pub mod framing;
@@ -21,5 +22,6 @@ pub mod staged;
 pub mod state;
 pub mod sts;
 pub mod tokens;
+pub mod unnarrowed;
 pub mod upstream_calls;
 pub mod vending;

@@ -1,34 +1,34 @@
 //! What happens after a request is answered, besides its audit line: the metrics it moves
 //! and its shadow decision, made off the serving path (DESIGN.md §9, §10).
 
-use crate::ops::audit;
 use crate::ops::shadow::Capture;
+use crate::serve::context::Context;
 use crate::serve::state::{DecisionState, Shared};
 use std::sync::Arc;
 
 /// Metrics and the shadow decision, once the request is answered.
-pub fn observe(shared: &Arc<Shared>, state: &Arc<DecisionState>, record: &mut audit::Record) {
+pub fn observe(shared: &Arc<Shared>, state: &Arc<DecisionState>, cx: &mut Context) {
     let m = &shared.metrics;
     let labels = crate::ops::metrics::RequestLabels {
-        operation: record.operation.unwrap_or("unrecognized"),
-        decision: record.decision,
-        status: record.status,
+        operation: cx.audit.operation.unwrap_or("unrecognized"),
+        decision: cx.audit.decision,
+        status: cx.audit.status,
     };
     m.requests.get_or_create(&labels).inc();
-    if let Some(d) = record.decided_after {
+    if let Some(d) = cx.decided_after {
         m.decision_seconds.observe(d.as_secs_f64());
     }
-    if let Some(d) = record.upstream_took {
+    if let Some(d) = cx.upstream_took {
         m.upstream_seconds.observe(d.as_secs_f64());
     }
-    if record.hidden_entries > 0 {
-        m.entries_hidden.inc_by(record.hidden_entries as u64);
+    if cx.hidden_entries > 0 {
+        m.entries_hidden.inc_by(cx.hidden_entries as u64);
     }
-    if let (Some(action), "allow") = (record.credential, record.decision) {
+    if let (Some(action), "allow") = (cx.audit.credential, cx.audit.decision) {
         m.credentials.get_or_create(&crate::ops::metrics::ActionLabels { action }).inc();
     }
-    if let (Some(_), Some(capture)) = (&state.shadow, record.shadow.take()) {
-        shadow(shared, state, record, capture);
+    if let (Some(_), Some(capture)) = (&state.shadow, cx.shadow.take()) {
+        shadow(shared, state, &cx.audit, capture);
     }
 }
 
@@ -38,14 +38,14 @@ pub const SHADOW_QUEUE: usize = 256;
 
 /// Decides `capture` with the live and the candidate policy on a task of its own, never
 /// delaying the response; a difference is logged and counted.
-fn shadow(shared: &Arc<Shared>, state: &Arc<DecisionState>, record: &audit::Record, capture: Capture) {
+fn shadow(shared: &Arc<Shared>, state: &Arc<DecisionState>, audit: &crate::ops::audit::Record, capture: Capture) {
     let Ok(slot) = Arc::clone(&shared.shadow_slots).try_acquire_owned() else {
         shared.metrics.shadow_skipped.inc();
         return;
     };
     let (shared, state) = (Arc::clone(shared), Arc::clone(state));
-    let object = record.objects.first().map_or_else(String::new, |o| o.full_name.clone());
-    let user = record.user.clone().unwrap_or_default();
+    let object = audit.objects.first().map_or_else(String::new, |o| o.full_name.clone());
+    let user = audit.user.clone().unwrap_or_default();
     tokio::spawn(async move {
         let _slot = slot;
         let Some(candidate) = &state.shadow else { return };

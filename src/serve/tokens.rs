@@ -66,6 +66,14 @@ impl TokenCodec {
     }
 }
 
+/// What a page token is bound to: the caller and the list it came from, so a token sealed for
+/// one list cannot page another's (or another caller's).
+pub fn binding(user: &str, route: &crate::core::iceberg::routes::Route) -> String {
+    let ns = route.namespace.as_ref().map(ToString::to_string).unwrap_or_default();
+    let parent = route.query.parent.as_ref().map(ToString::to_string).unwrap_or_default();
+    format!("{user}\n{}\n{}\n{ns}\n{parent}", route.prefix.as_deref().unwrap_or_default(), route.operation)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,8 @@ use crate::error::{Refusal, Stop};
 use crate::serve::forward::Body;
 use crate::serve::outbound::{self, Outbound};
 use crate::serve::state::Shared;
-use crate::serve::{rewrite, vending};
+use crate::serve::rewrite::body::collect;
+use crate::serve::vending;
 use http::{HeaderMap, HeaderValue, Response, StatusCode};
 use hyper::body::Incoming;
 use std::sync::Arc;
@@ -124,10 +125,12 @@ async fn load_table(
     let empty = crate::serve::forward::empty();
     let response =
         send(shared, &headers, &out, empty).await.map_err(|s| vending::VendError::Locations(s.refusal.status))?;
-    if response.status() != StatusCode::OK {
-        return Err(vending::VendError::Locations(response.status().as_u16()));
+    match response.status() {
+        StatusCode::OK => {}
+        StatusCode::NOT_FOUND => return Err(vending::VendError::TableMissing),
+        other => return Err(vending::VendError::Locations(other.as_u16())),
     }
-    let body = rewrite::collect(response.into_body()).await.map_err(|_| vending::VendError::Locations(502))?;
+    let body = collect(response.into_body()).await.map_err(|_| vending::VendError::Locations(502))?;
     let table = vending::storage_of(body)?;
     shared.vending.remember_storage(lookup.path, Arc::clone(&table), for_signing);
     Ok(table)
@@ -244,7 +247,7 @@ async fn restage(
     if !response.status().is_success() {
         return None;
     }
-    let bytes = rewrite::collect(response.into_body()).await.ok()?;
+    let bytes = collect(response.into_body()).await.ok()?;
     crate::serve::staged::assigned_location(&bytes)
 }
 

@@ -23,8 +23,12 @@ use thiserror::Error;
 pub enum VendError {
     #[error(transparent)]
     Envelope(#[from] EnvelopeError),
+    /// The table's lookup failed: the upstream's status, or the one icegate gives a failed
+    /// exchange (502, 504).
     #[error("cannot learn the table's location: the upstream answered {0}")]
     Locations(u16),
+    #[error("table does not exist upstream")]
+    TableMissing,
     #[error("cannot mint downscoped credentials: {0}")]
     Mint(#[from] StsError),
     #[error("cannot mint downscoped credentials: `s3-downscope` is not set up ({0})")]

@@ -178,7 +178,6 @@ mod tests {
             policy_hash: "sha256:00ff".into(),
             upstream_status: Some(200),
             duration_ms: 0.123_456_789,
-            ..Record::default()
         };
         assert_eq!(String::from_utf8(write(&full)).unwrap(), String::from_utf8(serde_line(&full)).unwrap());
         let empty = Record::default();

@@ -22,7 +22,8 @@ pub struct Object {
     pub full_name: String,
 }
 
-/// What the stages learned about one request; absent values are written as `null`.
+/// One request's audit line: what the stages learned about it; absent values are written as
+/// `null`. What the serving layer keeps beside it, unwritten, is `serve::context::Context`.
 ///
 /// `line::write` writes it by hand, in this field order; the `Serialize` derive is what a test
 /// compares that line with.
@@ -48,62 +49,6 @@ pub struct Record {
     pub policy_hash: String,
     pub upstream_status: Option<u16>,
     pub duration_ms: f64,
-    /// When the request arrived; not written.
-    #[serde(skip)]
-    pub started: Option<std::time::Instant>,
-    /// Arrival to decision (forward or refuse), for metrics; not written.
-    #[serde(skip)]
-    pub decided_after: Option<std::time::Duration>,
-    /// The upstream's time to headers, for metrics; not written.
-    #[serde(skip)]
-    pub upstream_took: Option<std::time::Duration>,
-    /// List entries removed, for metrics; not written.
-    #[serde(skip)]
-    pub hidden_entries: usize,
-    /// The request body was read (inspected) or handed on (streamed upstream); not written.
-    #[serde(skip)]
-    pub body_taken: bool,
-    /// The request's method and raw target, for the explain hint of a denial; not written
-    /// (the target may carry a page token).
-    #[serde(skip)]
-    pub request: Option<(String, String)>,
-    /// The groups the caller's identity gave, for the explain hint of a denial (which names
-    /// nothing from the policy, so not `groups`, which adds the policy's); not written.
-    #[serde(skip)]
-    pub identity_groups: Vec<String>,
-    /// What the shadow decision needs, when a candidate is configured; not written.
-    #[serde(skip)]
-    pub shadow: Option<crate::ops::shadow::Capture>,
-}
-
-impl Record {
-    /// Notes the request line (and gives it to the shadow decision, when there is one).
-    pub fn requested(&mut self, method: &str, target: &str) {
-        self.request = Some((method.to_owned(), target.to_owned()));
-        if let Some(capture) = &mut self.shadow {
-            method.clone_into(&mut capture.method);
-            target.clone_into(&mut capture.target);
-        }
-    }
-
-    /// Notes who is calling and the active-roles header they sent.
-    pub fn identified(&mut self, principal: &crate::core::roles::Principal, active_roles: Option<&[u8]>) {
-        self.user = Some(principal.user.clone());
-        self.groups = Some(principal.groups.clone());
-        self.identity_groups.clone_from(&principal.groups);
-        self.active_roles_header = active_roles.map(|v| String::from_utf8_lossy(v).into_owned());
-        if let Some(capture) = &mut self.shadow {
-            capture.principal = Some(principal.clone());
-            capture.active_roles = active_roles.map(<[u8]>::to_vec);
-        }
-    }
-
-    /// Marks the moment the request was decided.
-    pub fn decided(&mut self) {
-        if self.decided_after.is_none() {
-            self.decided_after = self.started.map(|s| s.elapsed());
-        }
-    }
 }
 
 #[derive(Debug)]
@@ -133,7 +78,6 @@ impl Audit {
             decision: "deny",
             policy_generation: generation,
             policy_hash: hash.to_owned(),
-            started: Some(std::time::Instant::now()),
             ..Record::default()
         }
     }

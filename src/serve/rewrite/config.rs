@@ -1,0 +1,116 @@
+//! getConfig answers cleaned as DESIGN.md §4 says: nothing that would send a client around
+//! icegate, let it authenticate as icegate or set a header icegate reads; credentials never.
+
+use super::body::RewriteError;
+use crate::core::credentials::clean::{names_read_header, read_headers};
+use crate::core::iceberg::list::ListError;
+use bytes::Bytes;
+
+/// `config` keys that are credentials (DESIGN.md §4 getConfig row); prefixes end with `.`.
+const CREDENTIAL_KEYS: [&str; 9] = [
+    "s3.access-key-id",
+    "s3.secret-access-key",
+    "s3.session-token",
+    "client.access-key-id",
+    "client.secret-access-key",
+    "client.session-token",
+    "gcs.oauth2.token",
+    "adls.sas-token.",
+    "adls.auth.shared-key.",
+];
+
+/// Words that mark a key as secret whatever the upstream calls it (`s3.secret-key`,
+/// `credential`, `oauth2.token-exchange`...): removing a harmless key costs little, leaking a
+/// secret one costs much.
+const SECRET_WORDS: [&str; 6] = ["secret", "token", "password", "credential", "sas-", "-key"];
+
+/// The signer keys: clients must sign through icegate (DESIGN.md §8).
+const SIGNER_KEYS: [&str; 4] = ["s3.signer.uri", "s3.signer.endpoint", "signer.uri", "signer.endpoint"];
+
+/// Whether a getConfig `defaults`/`overrides` key is removed: `uri` and the signer keys would
+/// send clients around icegate, `token` would let them authenticate as icegate,
+/// `namespace-separator` would make them use a separator icegate refuses; credentials never
+/// leave, nor does a key named like one. `header.*` keys are the catalog's instructions to
+/// clients and pass, except those naming a header icegate reads (`read_headers`, lower case):
+/// clients send them on every request, so the upstream could otherwise set a caller's active
+/// roles (DESIGN.md §4).
+fn removed_config_key(key: &str, extras: &[String], read_headers: &[String]) -> bool {
+    let lower = key.to_ascii_lowercase();
+    if lower.starts_with("header.") {
+        return names_read_header(key, read_headers);
+    }
+    matches!(key, "uri" | "token" | "namespace-separator")
+        || SIGNER_KEYS.contains(&key)
+        || CREDENTIAL_KEYS.iter().any(|c| if c.ends_with('.') { key.starts_with(c) } else { key == *c })
+        || extras.iter().any(|e| e == key)
+        || SECRET_WORDS.iter().any(|w| lower.contains(w))
+}
+
+/// An endpoint the catalog advertises, kept only when icegate classifies it.
+fn classified_endpoint(endpoint: &str) -> bool {
+    let Some((method, path)) = endpoint.split_once(' ') else { return false };
+    let concrete = path
+        .replace("{prefix}", "p")
+        .replace("{namespace}", "n")
+        .replace("{table}", "t")
+        .replace("{view}", "v")
+        .replace("{function}", "f")
+        .replace("{plan-id}", "i");
+    matches!(
+        crate::core::iceberg::routes::classify(
+            method,
+            &concrete,
+            &crate::core::iceberg::routes::RouteOptions::default()
+        ),
+        Ok(crate::core::iceberg::routes::Classified::Route(_))
+    )
+}
+
+/// A getConfig response cleaned as DESIGN.md §4 says, with `config`'s
+/// `credentials.secret_config_keys` and the headers its identity providers read.
+pub fn clean_config(bytes: &[u8], config: &crate::config::Config) -> Result<Bytes, RewriteError> {
+    let invalid = |why: &str| RewriteError::List(ListError::Shape(format!("config response: {why}")));
+    let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| invalid(&e.to_string()))?;
+    let top = value.as_object_mut().ok_or_else(|| invalid("not an object"))?;
+    let read_headers = read_headers(&config.identity.header.user_header, &config.identity.header.groups_header);
+    for key in ["defaults", "overrides"] {
+        if let Some(map) = top.get_mut(key).and_then(serde_json::Value::as_object_mut) {
+            map.retain(|k, _| !removed_config_key(k, &config.credentials.secret_config_keys, &read_headers));
+        }
+    }
+    if let Some(endpoints) = top.get_mut("endpoints").and_then(serde_json::Value::as_array_mut) {
+        endpoints.retain(|e| e.as_str().is_some_and(classified_endpoint));
+    }
+    serde_json::to_vec(&value).map(Bytes::from).map_err(|e| invalid(&e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_loses_what_would_bypass_icegate() {
+        let body = br#"{"defaults":{"uri":"http://catalog","warehouse":"w","s3.secret-access-key":"x","adls.sas-token.acct":"y","header.X":"1","S3.Secret-Key":"z","credential":"id:secret","my.extra":"e","client.region":"r","rest-page-size":"10","s3.signer.uri":"http://catalog","signer.endpoint":"v1/sign"},"overrides":{"token":"t","namespace-separator":"%2E","prefix":"p","header.X-Api-Token":"h","s3.signer.endpoint":"v1/aws/s3/sign","signer.uri":"http://catalog"},"endpoints":["GET /v1/{prefix}/namespaces","POST /v1/{prefix}/magic"]}"#;
+        let mut config = crate::config::Config::default();
+        config.credentials.secret_config_keys = vec!["my.extra".to_owned()];
+        let cleaned = clean_config(body, &config).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&cleaned).unwrap();
+        assert_eq!(
+            v["defaults"],
+            serde_json::json!({"warehouse":"w","header.X":"1","client.region":"r","rest-page-size":"10"})
+        );
+        assert_eq!(v["overrides"], serde_json::json!({"prefix":"p","header.X-Api-Token":"h"}));
+        assert_eq!(v["endpoints"], serde_json::json!(["GET /v1/{prefix}/namespaces"]));
+        assert!(clean_config(b"nope", &config).is_err());
+    }
+
+    #[test]
+    fn config_loses_header_keys_naming_headers_icegate_reads() {
+        let body = br#"{"defaults":{"header.Authorization":"Basic x","header.X-Gravitino-Active-Roles":"admin","header.x-forwarded-user":"root","header.X-Custom":"kept"},"overrides":{"HEADER.x-gravitino-active-roles":"admin","header.X-Team":"g","header.X-Trace":"kept"}}"#;
+        let mut config = crate::config::Config::default();
+        config.identity.header.groups_header = "X-Team".to_owned();
+        let v: serde_json::Value = serde_json::from_slice(&clean_config(body, &config).unwrap()).unwrap();
+        assert_eq!(v["defaults"], serde_json::json!({"header.X-Custom":"kept"}));
+        assert_eq!(v["overrides"], serde_json::json!({"header.X-Trace":"kept"}));
+    }
+}

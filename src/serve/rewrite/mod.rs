@@ -1,0 +1,206 @@
+//! Stage `rewrite`: what icegate changes in an upstream answer before the caller sees it —
+//! lists filtered to what the caller may see ([`list`]), getConfig cleaned ([`config`]),
+//! vended credentials kept, stripped or downscoped ([`crate::serve::vending`]), `stack` traces
+//! removed from errors ([`errors`]), `no-store` on answers that may carry credentials; a
+//! redirect, which could send the client around icegate, is refused.
+
+pub mod body;
+mod config;
+mod errors;
+mod list;
+
+pub use body::{MAX_PAGES_WITHOUT_SIZE, MAX_REWRITE_BYTES, RewriteError, collect};
+pub use config::clean_config;
+pub use errors::strip_stack;
+pub use list::{Filtered, ListRead, filter_list};
+
+use crate::core::credentials::Action;
+use crate::core::iceberg::OperationId;
+use crate::core::iceberg::body::Body as ParsedBody;
+use crate::core::iceberg::list::{Entry, ListKind};
+use crate::core::iceberg::routes::Route;
+use crate::error::{Refusal, Stop};
+use crate::ops::audit;
+use crate::serve::context::Context;
+use crate::serve::forward::{self, Body};
+use crate::serve::outbound::Outbound;
+use crate::serve::state::Shared;
+use crate::serve::upstream_calls::{self, send, table_locations};
+use crate::serve::{staged, tokens, vending};
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Response, StatusCode};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+
+/// How the rewrite stage asks the upstream again (further list pages, a table's locations):
+/// with the caller's headers and the forwarded request's settings.
+#[derive(Clone, Copy, Debug)]
+pub struct FollowUp<'a> {
+    pub caller: &'a HeaderMap,
+    pub out: &'a Outbound<'a>,
+}
+
+/// What the rewrite stage does with the answer of a credential-bearing request.
+#[derive(Debug)]
+pub struct Vend<'a> {
+    action: Action,
+    catalog: &'a str,
+    user: &'a str,
+    /// The table's path after the base path (for a create, the table it creates).
+    table_path: String,
+    /// A stage-create's table: the location in the answer is remembered.
+    staged: Option<crate::core::iceberg::TableIdent>,
+    /// `catalog.schema.table`, for session names, tags and the cache key.
+    table_name: String,
+    active_roles: Vec<String>,
+    /// The request asked for vended credentials (`X-Iceberg-Access-Delegation`).
+    asked: bool,
+}
+
+impl<'a> Vend<'a> {
+    /// What vending needs for the answer to a request whose credentials get `action`, or `None`
+    /// when the request names no table (its answer then passes as it came). `audit` holds what
+    /// the earlier stages learned: the object the path names and the active roles.
+    pub fn of(
+        action: Action,
+        (route, body): (&Route, Option<&ParsedBody>),
+        (catalog, user): (&'a str, &'a str),
+        audit: &audit::Record,
+        caller: &HeaderMap,
+    ) -> Option<Self> {
+        let created = vending::Created::of(route, body);
+        let object = audit.objects.first().map_or("", |o| o.full_name.as_str());
+        Some(Self {
+            action,
+            catalog,
+            user,
+            table_name: created.table_name(object),
+            table_path: created.table_path?,
+            staged: created.staged,
+            active_roles: audit.active_roles.clone().unwrap_or_default(),
+            asked: asks_for_vended_credentials(caller),
+        })
+    }
+
+    fn caller(&self) -> vending::Caller<'_> {
+        vending::Caller { user: self.user, active_roles: &self.active_roles, table: &self.table_name, asked: self.asked }
+    }
+}
+
+fn asks_for_vended_credentials(headers: &HeaderMap) -> bool {
+    headers
+        .get_all("x-iceberg-access-delegation")
+        .iter()
+        .any(|v| v.to_str().is_ok_and(|v| v.split(',').any(|m| m.trim().eq_ignore_ascii_case("vended-credentials"))))
+}
+
+/// The stage: `response` as the caller gets it, and what was done to vended credentials.
+/// `visible` says which list entries the caller may see.
+pub async fn respond(
+    shared: &Shared,
+    route: &Route,
+    vend: Option<Vend<'_>>,
+    response: Response<Incoming>,
+    visible: impl FnMut(&Entry) -> bool,
+    follow_up: FollowUp<'_>,
+    cx: &mut Context,
+) -> Result<(Response<Body>, Option<Action>), Stop> {
+    let op = route.operation;
+    let (mut head, body) = response.into_parts();
+    crate::serve::accept::strip_hop_by_hop(&mut head.headers);
+    if vend.is_some() || op == OperationId::GetConfig {
+        head.headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    let fail = |e: RewriteError| Stop::plain(Refusal::from(&e), Some(op));
+    // `304 Not Modified` has no body to rewrite.
+    if head.status.is_redirection() && head.status != StatusCode::NOT_MODIFIED {
+        return Err(Stop::plain(Refusal::upstream_redirect(head.status.as_u16()), Some(op)));
+    }
+    // Every success of an inspected operation is inspected, whatever its 2xx status (an
+    // upstream answering 203 or 206 gets no pass for it, DESIGN.md §7).
+    let success = head.status.is_success();
+    let bytes = if head.status.is_client_error() || head.status.is_server_error() {
+        let (bytes, replaced) = strip_stack(collect(body).await.map_err(fail)?, head.status);
+        if replaced {
+            head.headers.insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        bytes
+    } else if let (Some(kind), true) = (ListKind::for_operation(op), success) {
+        let first = collect(body).await.map_err(fail)?;
+        if let Some(capture) = &mut cx.shadow {
+            capture.list_response = Some(first.clone());
+        }
+        let filtered = list_pages(shared, route, kind, first, visible, follow_up).await.map_err(fail)?;
+        cx.hidden_entries = filtered.hidden;
+        Bytes::from(filtered.body)
+    } else if op == OperationId::GetConfig && success {
+        clean_config(&collect(body).await.map_err(fail)?, &shared.config).map_err(fail)?
+    } else if let (Some(vend), true) = (vend, success) {
+        let bytes = collect(body).await.map_err(fail)?;
+        let (chunks, done) = vended(shared, op, &vend, bytes, follow_up).await?;
+        head.headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from(chunks.len()));
+        return Ok((Response::from_parts(head, forward::ChunkBody(chunks).boxed()), Some(done)));
+    } else {
+        return Ok((Response::from_parts(head, forward::streamed(body)), None));
+    };
+    head.headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+    Ok((Response::from_parts(head, forward::full(bytes)), None))
+}
+
+/// A list answer filtered, with further pages asked as the forwarded request was.
+async fn list_pages(
+    shared: &Shared,
+    route: &Route,
+    kind: ListKind,
+    first: Bytes,
+    visible: impl FnMut(&Entry) -> bool,
+    FollowUp { caller, out }: FollowUp<'_>,
+) -> Result<Filtered, RewriteError> {
+    let fetch = |token: String, size: Option<u32>| {
+        let mut route = route.clone();
+        route.query.page_token = Some(token);
+        if size.is_some() {
+            route.query.page_size = size;
+        }
+        async move {
+            let query = route.query.canonical();
+            let next = Outbound { query: &query, ..*out };
+            let response = send(shared, caller, &next, forward::empty())
+                .await
+                .map_err(|s| RewriteError::Read(s.refusal.message))?;
+            let status = response.status().as_u16();
+            Ok((status, collect(response.into_body()).await?))
+        }
+    };
+    let read = ListRead {
+        kind,
+        separators: &shared.settings.namespace_separators,
+        page_size: route.query.page_size,
+        max_pages: shared.config.lists.max_upstream_pages,
+    };
+    let seal = |t: &str| shared.tokens.seal(&tokens::binding(out.user, route), t);
+    filter_list(read, first, visible, fetch, seal).await
+}
+
+/// A credential-bearing answer with its credentials rewritten as `vend` says (a stage-create's
+/// assigned location remembered first).
+async fn vended(
+    shared: &Shared,
+    op: OperationId,
+    vend: &Vend<'_>,
+    bytes: Bytes,
+    FollowUp { caller, out }: FollowUp<'_>,
+) -> Result<(crate::core::credentials::response::Chunks, Action), Stop> {
+    if let Some(table) = &vend.staged
+        && let Some(location) = staged::assigned_location(&bytes)
+    {
+        upstream_calls::remember_staged(shared, vend.user, vend.catalog, table, location).await;
+    }
+    let lookup = Outbound { path: &vend.table_path, query: "", strip_delegation: true, ..*out };
+    let locations = || table_locations(shared, caller, &lookup);
+    shared
+        .vending
+        .rewrite(op, bytes, vend.action, vend.caller(), &vend.table_path, locations)
+        .await
+        .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))
+}

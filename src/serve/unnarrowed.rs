@@ -1,0 +1,67 @@
+//! The two operations forwarded without an active set (DESIGN.md §4, §5): getToken, how a
+//! client gets the credential that identifies it, forwarded as it came with every check
+//! skipped; and getConfig, where only the user check applies and the answer is cleaned.
+
+use crate::core::iceberg::routes::Route;
+use crate::error::{Refusal, Stop};
+use crate::serve::accept;
+use crate::serve::context::Context;
+use crate::serve::forward::{self, Body, ForwardError};
+use crate::serve::outbound::Outbound;
+use crate::serve::rewrite::{self, FollowUp};
+use crate::serve::state::Shared;
+use crate::serve::upstream_calls::send;
+use http::{HeaderValue, Request, Response, StatusCode};
+use hyper::body::Incoming;
+
+/// getToken goes upstream as it came, after hop-by-hop removal.
+pub async fn get_token(shared: &Shared, parts: http::request::Parts, body: Incoming) -> Result<Response<Body>, Stop> {
+    let (path, query) = parts.uri.path_and_query().map_or(("/", ""), |pq| (pq.path(), pq.query().unwrap_or_default()));
+    let path = path.strip_prefix(shared.settings.base_path.as_str()).unwrap_or(path);
+    let uri = shared.upstream.uri(path, query).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    let mut request = Request::builder().method(parts.method.clone()).uri(uri);
+    for (name, value) in &parts.headers {
+        if name != http::header::HOST {
+            request = request.header(name, value);
+        }
+    }
+    let request = request
+        .body(forward::streamed(body))
+        .map_err(|e| Stop::plain(Refusal::from(&ForwardError::Rebuild(e.to_string())), None))?;
+    let response = shared.upstream.send(request).await.map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    let (mut head, body) = response.into_parts();
+    if head.status.is_redirection() && head.status != StatusCode::NOT_MODIFIED {
+        return Err(Stop::plain(Refusal::upstream_redirect(head.status.as_u16()), None));
+    }
+    accept::strip_hop_by_hop(&mut head.headers);
+    head.headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(Response::from_parts(head, forward::streamed(body)))
+}
+
+/// getConfig once the user check allowed it: no active set was enforced, so none is sent.
+pub async fn get_config(
+    shared: &Shared,
+    parts: &http::request::Parts,
+    route: &Route,
+    user: &str,
+    cx: &mut Context,
+) -> Result<Response<Body>, Stop> {
+    let query = route.query.canonical();
+    let out = Outbound {
+        method: &parts.method,
+        path: &route.canonical_path,
+        query: &query,
+        user,
+        active_roles: None,
+        strip_delegation: false,
+    };
+    cx.decided();
+    let response = send(shared, &parts.headers, &out, forward::empty()).await?;
+    cx.audit.upstream_status = Some(response.status().as_u16());
+    if response.status().is_success() {
+        shared.health.accepted_config_query(out.query);
+    }
+    let follow_up = FollowUp { caller: &parts.headers, out: &out };
+    let (response, _) = rewrite::respond(shared, route, None, response, |_| true, follow_up, cx).await?;
+    Ok(response)
+}
