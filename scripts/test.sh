@@ -50,17 +50,24 @@ esac
 
 # One full build per run: incremental artefacts would only take disk (they were 12 GB of 20).
 export CARGO_INCREMENTAL=0
-cargo clippy --locked --all-targets -- -D warnings
-cargo test --locked
+# Each step says how long it took, so a slower run shows where the time went.
+step() {
+  local started=$SECONDS
+  "$@"
+  echo "== test.sh: \`$*\` took $((SECONDS - started)) s" >&2
+}
+step cargo clippy --locked --all-targets -- -D warnings
+step cargo test --locked
 # the example policy's decision tests, run as a policy repository's CI runs them (docs/policy-ci.md)
-cargo run --locked --quiet -- test --policy policies/example.yaml policies/example.tests.yaml
+step cargo run --locked --quiet -- test --policy policies/example.yaml policies/example.tests.yaml
 [ "${1:-}" = "--quick" ] && exit 0
-bash tests/postgres.sh
-cargo bench --locked --no-run
-bash deploy/dev-catalog/smoke.sh
+step bash tests/postgres.sh
+step cargo bench --locked --no-run
+step bash deploy/dev-catalog/smoke.sh
 # name parsing against Iceberg's Java RESTUtil, with the jar smoke.sh just built
-bash tests/names/run.sh
-bash tests/e2e/run.sh
-bash tests/readme/follow.sh
+step bash tests/names/run.sh
+step bash tests/e2e/run.sh
+step bash tests/readme/follow.sh
 # each fuzz target for 20 s on its committed corpus (--long for a real run)
-bash scripts/fuzz.sh
+step bash scripts/fuzz.sh
+echo "== test.sh: everything passed in $SECONDS s" >&2
