@@ -25,7 +25,7 @@ impl Refusal {
         Self { status, kind, message: message.into(), explainable: false, close_connection: false, log: None }
     }
 
-    pub fn bad_request(message: impl Into<String>) -> Self {
+    fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, "BadRequestException", message)
     }
 
@@ -78,7 +78,7 @@ impl Refusal {
     /// An upstream response icegate must read and could not: the message never quotes what the
     /// upstream sent (a value could be a secret, a name could be hidden from the caller); the
     /// detail goes to icegate's log.
-    pub fn unreadable_upstream(what: &str, detail: &dyn std::fmt::Display) -> Self {
+    fn unreadable_upstream(what: &str, detail: &dyn std::fmt::Display) -> Self {
         let message = format!("the upstream's {what} could not be read; icegate's log has the details");
         Self::new(502, "BadGatewayException", message).logged(format!("upstream {what} refused"), detail)
     }
@@ -89,7 +89,7 @@ impl Refusal {
     }
 
     /// The response body.
-    pub fn to_json(&self) -> String {
+    fn to_json(&self) -> String {
         serde_json::json!({
             "error": { "message": self.message, "type": self.kind, "code": self.status }
         })

@@ -102,7 +102,7 @@ pub fn compare(
 
 /// Decides `capture` with `snap` as the served request would have been decided, from its
 /// answers; `None` without a principal.
-pub fn decide_captured(
+fn decide_captured(
     snap: &Snapshot,
     owners: &crate::core::ownership::OwnerIndex,
     settings: &Settings,

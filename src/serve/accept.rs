@@ -74,7 +74,7 @@ fn is_hop_by_hop(name: &HeaderName) -> bool {
 /// `Content-Length` from such a request, so the connection's bytes tell (`seen_on_connection`,
 /// [`crate::serve::framing`]); the headers are read too, before hop-by-hop removal takes
 /// `Transfer-Encoding` away.
-pub fn check_framing(headers: &HeaderMap, seen_on_connection: bool) -> Result<(), AcceptError> {
+fn check_framing(headers: &HeaderMap, seen_on_connection: bool) -> Result<(), AcceptError> {
     if seen_on_connection
         || (headers.contains_key(header::CONTENT_LENGTH) && headers.contains_key(header::TRANSFER_ENCODING))
     {

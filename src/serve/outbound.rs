@@ -42,7 +42,7 @@ fn look_alike(name: &str, shared: &Shared) -> bool {
 
 /// `Idempotency-Key` bound to the user: a keyed hash of user and key, formatted as a UUID
 /// (version 8) as the spec requires a UUID.
-pub fn rebind_idempotency_key(secret: &[u8; 32], user: &str, key: &str) -> String {
+fn rebind_idempotency_key(secret: &[u8; 32], user: &str, key: &str) -> String {
     let Ok(mut mac) = Hmac::<sha2::Sha256>::new_from_slice(secret) else { return String::new() };
     mac.update(&(user.len() as u64).to_be_bytes());
     mac.update(user.as_bytes());

@@ -185,13 +185,13 @@ fn parse_response(status: u16, body: &[u8]) -> Result<Minted, StsError> {
 }
 
 /// `icegate-<user>` in the characters and length STS allows for a session name.
-pub fn session_name(user: &str) -> String {
+fn session_name(user: &str) -> String {
     let clean = |c: char| if c.is_ascii_alphanumeric() || "_+=,.@-".contains(c) { c } else { '-' };
     format!("icegate-{user}").chars().map(clean).take(64).collect()
 }
 
 /// A session tag value in the characters and length STS allows.
-pub fn tag_value(value: &str) -> String {
+fn tag_value(value: &str) -> String {
     let allowed = |c: char| {
         c.is_alphabetic() || c.is_numeric() || (c.is_whitespace() && !c.is_control()) || "_.:/=+-@".contains(c)
     };

@@ -173,7 +173,7 @@ fn check_common(s: &str) -> Result<(), NameError> {
 /// Whether `s` has a character [`is_control`] accepts, read byte by byte instead of decoding:
 /// in UTF-8, C0 controls and DEL are the bytes below 0x20 and 0x7f, and a C1 control
 /// (U+0080..U+009F) is 0xc2 then 0x80..=0x9f, where 0xc2 can only be a leading byte.
-pub fn has_control(s: &str) -> bool {
+fn has_control(s: &str) -> bool {
     let bytes = s.as_bytes();
     // Eight bytes at a time, since list filters check every name they read: a word is suspect
     // when a byte is below 0x20, is 0x7f, or has its high bit set (0x7f and up); only a
@@ -205,7 +205,7 @@ fn common_ok(s: &str) -> bool {
 }
 
 /// Whether [`check_level`] accepts `level`; the same rules, without building an error.
-pub fn level_ok(level: &str, separators: &[String]) -> bool {
+fn level_ok(level: &str, separators: &[String]) -> bool {
     common_ok(level)
         && !level.bytes().any(|b| b == b'.' || b == b':')
         && !separators.iter().any(|sep| !sep.is_empty() && level.contains(sep.as_str()))
