@@ -1,7 +1,7 @@
 //! Cost growth: how icegate's costs grow with the size of the policy and the length of a list.
 //!
 //! Policy size, on the generated policy of `common/policy_gen.rs` at 1,000, 10,000, 100,000 and
-//! 1,000,000 grants: the YAML's size, the load time (parse, build of the indexes, total), the
+//! 1,000,000 grants, written in JSON (the loader's fast path): the text's size, the load time (parse, build of the indexes, total), the
 //! resident memory of the loaded snapshot, and the median loadTable decision for an allowed and a
 //! denied subject, and over 1,000 different requests. Each size runs in a fresh child process,
 //! so that its memory figures do not inherit what a larger or earlier load left in the heap.
@@ -111,7 +111,7 @@ struct PolicyRow {
     users: usize,
     allow: usize,
     deny: usize,
-    yaml_bytes: usize,
+    text_bytes: usize,
     runs: usize,
     parse: Duration,
     build: Duration,
@@ -121,7 +121,7 @@ struct PolicyRow {
     /// RSS growth of a second snapshot loaded while the first is alive, when there was a
     /// second run.
     rss_second: Option<u64>,
-    /// Peak RSS of the whole child (generator output and YAML included).
+    /// Peak RSS of the whole child (generator output and policy text included).
     peak: u64,
     allowed: Duration,
     allowed_by_select: bool,
@@ -143,20 +143,27 @@ fn load_runs(grants: u32) -> usize {
     }
 }
 
+/// The generated policy as JSON, the YAML text freed: a copy would sit in the RSS figures.
+fn as_json(generated: &mut Generated) -> String {
+    let yaml = std::mem::take(&mut generated.yaml);
+    policy_gen::json(&yaml)
+}
+
 fn policy_child(grants: u32) -> PolicyRow {
     let shape = Shape::with_grants(grants);
     let start = Instant::now();
     let mut generated = generate(&shape);
     let generate_time = start.elapsed();
-    let yaml_bytes = generated.yaml.len();
+    let text = as_json(&mut generated);
+    let text_bytes = text.len();
     eprintln!(
-        "grants {}: {} of YAML generated in {}; loading",
+        "grants {}: {} of JSON generated in {}; loading",
         count(u64::from(grants)),
-        fmt_bytes(yaml_bytes as f64),
+        fmt_bytes(text_bytes as f64),
         fmt_time(generate_time)
     );
     // The text moves into the source: a copy would sit in the RSS figures as noise.
-    let sources = vec![Source { path: PathBuf::from("generated.yaml"), text: std::mem::take(&mut generated.yaml) }];
+    let sources = vec![Source { path: PathBuf::from("generated.json"), text }];
     let threads = thread_count();
 
     let runs = load_runs(grants);
@@ -235,7 +242,7 @@ fn policy_child(grants: u32) -> PolicyRow {
         users: stats.users,
         allow: stats.allow,
         deny: stats.deny,
-        yaml_bytes,
+        text_bytes,
         runs,
         parse: parse_median,
         build: build_median,
@@ -423,7 +430,7 @@ struct ListSeries {
 fn list_measures() -> Vec<ListSeries> {
     let shape = Shape::with_grants(LIST_POLICY_GRANTS);
     let generated = generate(&shape);
-    let sources = vec![Source { path: PathBuf::from("generated.yaml"), text: generated.yaml.clone() }];
+    let sources = vec![Source { path: PathBuf::from("generated.json"), text: policy_gen::json(&generated.yaml) }];
     let threads = thread_count();
     let (loaded, _, _) = timed_load(&sources);
     drop(sources);
@@ -792,7 +799,7 @@ impl Report {
         let mut t = String::new();
         t.push_str("### Policy size\n\n");
         t.push_str(
-            "| grants | users | YAML | parse | build | load total | runs | RSS after load | 2nd snapshot | peak RSS \
+            "| grants | users | JSON | parse | build | load total | runs | RSS after load | 2nd snapshot | peak RSS \
              | loadTable allowed | loadTable denied | loadTable mixed |\n",
         );
         t.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -803,7 +810,7 @@ impl Report {
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}{allowed_note} | {} | {} |",
                 count((r.allow + r.deny) as u64),
                 count(r.users as u64),
-                fmt_bytes(r.yaml_bytes as f64),
+                fmt_bytes(r.text_bytes as f64),
                 fmt_time(r.parse),
                 fmt_time(r.build),
                 fmt_time(r.total),
@@ -933,7 +940,7 @@ impl Report {
              snapshot alive and the parsed files freed: an upper bound on the snapshot, since heap the allocator \
              keeps after the parse counts too. *2nd snapshot* is the growth when a second copy is loaded beside the \
              first (as during a hot reload), which reuses most of that kept heap and so is nearer the snapshot's own \
-             size. *Peak RSS* is the whole process at its peak, the generator's output and the YAML text included.\n",
+             size. *Peak RSS* is the whole process at its peak, the generator's output and the JSON text included.\n",
         );
         writeln!(
             md,
@@ -975,7 +982,7 @@ impl Report {
             y_tick: tick_time,
             series: vec![
                 Series::line("total", BLUE, grants_of(&|r| r.total.as_secs_f64())),
-                Series::line("parse YAML", ORANGE, grants_of(&|r| r.parse.as_secs_f64())),
+                Series::line("parse JSON", ORANGE, grants_of(&|r| r.parse.as_secs_f64())),
                 Series::line("build indexes", GREEN, grants_of(&|r| r.build.as_secs_f64())),
             ],
             guide: true,
@@ -990,7 +997,7 @@ impl Report {
             series: vec![
                 Series::line("RSS after load", BLUE, grants_of(&|r| r.rss_first as f64)),
                 Series::line("peak RSS of the process", RED, grants_of(&|r| r.peak as f64)),
-                Series::line("YAML text", GRAY, grants_of(&|r| r.yaml_bytes as f64)),
+                Series::line("JSON text", GRAY, grants_of(&|r| r.text_bytes as f64)),
             ],
             guide: true,
             mark: None,

@@ -118,15 +118,16 @@ struct Row {
 fn main() {
     let dir = std::env::temp_dir().join(format!("icegate-policy-tools-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let write = |name: &str, text: &str| -> PathBuf {
+    // Generated and edited as YAML, written as JSON: the syntax that loads large policies fast.
+    let write = |name: &str, yaml: &str| -> PathBuf {
         let p = dir.join(name);
-        std::fs::write(&p, text).unwrap();
+        std::fs::write(&p, policy_gen::json(yaml)).unwrap();
         p
     };
     let mut rows = Vec::new();
     let shape = Shape::STANDARD;
     let generated = generate(&shape);
-    let base = write("base.yaml", &generated.yaml);
+    let base = write("base.json", &generated.yaml);
     let keep = |_: u32, l: &str| l.to_owned();
 
     // One role in a hundred loses its first table grant; one user in a hundred changes groups.
@@ -136,7 +137,7 @@ fn main() {
         |n, l| if n % 100 == 3 { l.replace("groups: [g", "groups: [g1, g") } else { l.to_owned() },
         keep,
     );
-    let review = write("review.yaml", &review);
+    let review = write("review.json", &review);
     // Group g0 gains a role: each of its members is asked again.
     let group =
         edit(
@@ -145,15 +146,19 @@ fn main() {
             keep,
             |n, l| if n == 0 { l.replace("roles: [", "roles: [r1, ") } else { l.to_owned() },
         );
-    let group = write("group.yaml", &group);
+    let group = write("group.json", &group);
     // Every role loses its first table grant.
     let every = edit(&generated.yaml, |_, l| drop_first_table_grant(l), keep, keep);
-    let every = write("every.yaml", &every);
+    let every = write("every.json", &every);
 
     eprintln!("policy_tools: loading the {}-grant policy", shape.grants());
     let (t, snap) = time(|| load(&base));
     rows.push(Row {
-        what: format!("load the {}-grant policy ({} MB of YAML)", shape.grants(), generated.yaml.len() >> 20),
+        what: format!(
+            "load the {}-grant policy ({} MB of JSON)",
+            shape.grants(),
+            std::fs::metadata(&base).unwrap().len() >> 20
+        ),
         time: t,
         result: format!("{}", snap.stats()),
     });
@@ -205,7 +210,7 @@ fn main() {
 
     for grants in [1_000u32, 10_000] {
         let small = generate(&Shape::with_grants(grants));
-        let path = write(&format!("p{grants}.yaml"), &small.yaml);
+        let path = write(&format!("p{grants}.json"), &small.yaml);
         let snap = load(&path);
         let label = path.display().to_string();
         let (t, page) = time(|| report::render(report::Labelled { snapshot: &snap, label: &label }, None));

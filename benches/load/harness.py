@@ -299,9 +299,13 @@ def machine():
             if line.startswith("model name"):
                 model = line.split(":", 1)[1].strip()
                 break
-    nginx = subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip()
-    wrk = subprocess.run(["wrk", "-v"], capture_output=True, text=True).stdout.splitlines()[0]
-    return f"{os.cpu_count()} cores ({model}), {platform.system()} {platform.release()}; {nginx}; {wrk}"
+    tools = []
+    # the policy figures alone (`--only policy`) run without nginx and wrk installed
+    for argv, stream in [(["nginx", "-v"], "stderr"), (["wrk", "-v"], "stdout")]:
+        if shutil.which(argv[0]):
+            out = getattr(subprocess.run(argv, capture_output=True, text=True), stream).strip().splitlines()
+            tools.extend(out[:1])
+    return "; ".join([f"{os.cpu_count()} cores ({model}), {platform.system()} {platform.release()}", *tools])
 
 
 POLICY_SIZES = [(100_000, 0.25, 64), (1_000_000, 2.5, 400)]
@@ -335,7 +339,57 @@ def policy_load(args):
             wall, _ = runs[len(runs) // 2]
             out[f"{grants} {syntax}"] = {"bytes": os.path.getsize(path), "wall_s": wall,
                                          "peak_rss_kb": max(r for _, r in runs), "runs": len(runs)}
+    out["reload"] = policy_reload(args, os.path.join(work, f"policy-{POLICY_SIZES[0][0]}.json"))
     return out
+
+
+def policy_reload(args, source, reloads=5):
+    """`icegate serve` on the `source` policy, reloaded `reloads` times by SIGHUP, each time
+    with new text (a full load): VmRSS after start and after each reload, and VmHWM at the end.
+    A reload keeps at most the old and the new snapshot alive, so the peak stays near one load
+    above the served snapshot and the RSS does not grow with the number of reloads."""
+    import signal
+    import urllib.error
+    import urllib.request
+
+    work = tempfile.mkdtemp(prefix="icegate-reload.")
+    policy = os.path.join(work, os.path.basename(source))
+    shutil.copyfile(source, policy)
+    conf = os.path.join(work, "icegate.toml")
+    with open(conf, "w") as f:
+        f.write(f'policy = "{policy}"\n[audit]\nenabled = false\n[owners]\nstore = "off"\n'
+                f'[reload]\nwatch = false\ndebounce_ms = 0\n')
+    port, admin = free_port(), free_port()
+    proc = subprocess.Popen([args.icegate, "serve", "--config", conf, "--upstream", "http://127.0.0.1:9",
+                             "--listen", f"127.0.0.1:{port}", "--admin-listen", f"127.0.0.1:{admin}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def generation():
+        try:
+            body = urllib.request.urlopen(f"http://127.0.0.1:{admin}/readyz", timeout=5).read()
+        except urllib.error.HTTPError as e:  # 503 while the (absent) upstream is unreachable
+            body = e.read()
+        return json.loads(body)["policy"]["generation"]
+
+    try:
+        wait_port(admin, timeout=60)
+        rss = [status_kb(proc.pid, "VmRSS")]
+        for i in range(reloads):
+            with open(policy, "a") as f:
+                f.write("\n")  # new text, the same policy: loaded in full
+            os.kill(proc.pid, signal.SIGHUP)
+            deadline = time.time() + 60
+            while generation() != i + 2:
+                if time.time() > deadline:
+                    raise SystemExit(f"harness: reload {i + 1} of {policy} did not take effect in 60 s")
+                time.sleep(0.05)
+            rss.append(status_kb(proc.pid, "VmRSS"))
+        return {"bytes": os.path.getsize(source), "reloads": reloads, "rss_kb": rss,
+                "peak_rss_kb": status_kb(proc.pid, "VmHWM")}
+    finally:
+        proc.terminate()
+        proc.wait()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def report(args, results, idle, stream, peak, policy=None):
@@ -349,10 +403,11 @@ def report(args, results, idle, stream, peak, policy=None):
     lines.append(f"1-minute load average {args.load[0]:.2f} before the scenarios, {args.load[1]:.2f} after "
                  f"(the harness alone keeps both cores busy, about 2; well above that, other work shared them).  ")
     lines.append("Command: `bash benches/load/run.sh`\n")
-    lines.append("| scenario | conns | direct rps | nginx rps | control rps | icegate rps | icegate / direct | "
-                 "icegate / nginx | icegate / control | p50 µs d / n / c / i | p99 µs d / n / c / i | "
-                 "CPU µs/req n / c / i |")
-    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    if results:
+        lines.append("| scenario | conns | direct rps | nginx rps | control rps | icegate rps | icegate / direct | "
+                     "icegate / nginx | icegate / control | p50 µs d / n / c / i | p99 µs d / n / c / i | "
+                     "CPU µs/req n / c / i |")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, r in results.items():
         d, n, c, i = (r["median"][t] for t in TARGETS)
         lines.append(
@@ -378,9 +433,10 @@ def report(args, results, idle, stream, peak, policy=None):
         lines.append("A 1 GiB loadView body streamed through (RSS before → peak during): " + "; ".join(
             f"{t} {v['rss_kb_before'] / 1024:.1f} → {v['rss_kb_peak'] / 1024:.1f} MB in {v['seconds']:.2f} s"
             for t, v in stream.items()) + ".")
-    lines.append("")
-    lines.append("Peak RSS over the whole run (VmHWM): " + "; ".join(
-        f"{t} {kb / 1024:.1f} MB" for t, kb in peak.items()) + ".")
+    if peak:
+        lines.append("")
+        lines.append("Peak RSS over the whole run (VmHWM): " + "; ".join(
+            f"{t} {kb / 1024:.1f} MB" for t, kb in peak.items()) + ".")
     if policy:
         lines.append("")
         lines.append("| policy load: `icegate check` | syntax | size | wall | peak RSS | target |")
@@ -393,6 +449,13 @@ def report(args, results, idle, stream, peak, policy=None):
                     lines.append(f"| {grants:,} grants (median of {v['runs']}) | {syntax.upper()} | "
                                  f"{v['bytes'] / 1e6:.1f} MB | {v['wall_s']:.2f} s | {v['peak_rss_kb'] / 1024:.0f} MB | "
                                  f"≤ {wall_target} s and ≤ {rss_target} MB: {met} |")
+        r = policy.get("reload")
+        if r:
+            lines.append("")
+            lines.append(f"Reloads of the {POLICY_SIZES[0][0]:,}-grant JSON policy in `icegate serve` (SIGHUP, new text each "
+                         f"time): RSS after start {r['rss_kb'][0] / 1024:.0f} MB, after each of {r['reloads']} reloads "
+                         + ", ".join(f"{kb / 1024:.0f}" for kb in r["rss_kb"][1:])
+                         + f" MB; peak (VmHWM) {r['peak_rss_kb'] / 1024:.0f} MB.")
     text = "\n".join(lines) + "\n"
     with open(args.out, "w") as f:
         f.write(text)
@@ -412,6 +475,13 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--only", nargs="*", help="scenario names to run (default: all; `policy` for the policy load)")
     args = p.parse_args()
+    if args.only == ["policy"]:
+        # the policy figures alone need neither the servers nor wrk
+        args.load = (os.getloadavg()[0],) * 2
+        policy = policy_load(args)
+        args.load = (args.load[0], os.getloadavg()[0])
+        report(args, {}, {}, {}, {}, policy)
+        return
     h = Harness(args)
     try:
         h.setup()

@@ -31,6 +31,7 @@ mod policy_load;
 mod policy_tools;
 mod properties;
 mod reload;
+mod reload_memory;
 mod roles;
 mod serve;
 mod shutdown;

@@ -157,6 +157,21 @@ impl<'de> Visitor<'de> for TextVisitor {
     }
 }
 
+/// Reads a [`raw::Word`] on the JSON path, without copying the keyword's text.
+pub(super) struct WordVisitor<T>(pub(super) std::marker::PhantomData<T>);
+
+impl<'de, T: raw::Keyword> Visitor<'de> for WordVisitor<T> {
+    type Value = raw::Word<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string without escapes")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<raw::Word<T>, E> {
+        Ok(raw::Word::read(v, line_of(v)?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,7 +189,12 @@ mod tests {
             out.push((role.name.value.clone(), role.name.line()));
             for object in &role.securable_objects {
                 out.push((object.full_name.value.clone(), object.full_name.line()));
-                out.extend(object.privileges.iter().map(|p| (p.condition.value.clone(), p.condition.line())));
+                out.extend(object.privileges.iter().map(|p| {
+                    (
+                        p.condition.value.as_ref().map_or_else(ToString::to_string, |c| c.as_str().to_owned()),
+                        p.condition.line(),
+                    )
+                }));
             }
         }
         out

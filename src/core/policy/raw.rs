@@ -4,6 +4,7 @@
 //! a bad one with its line; names keep their spans for the same reason.
 
 use super::json;
+use super::model::{self, Condition, ObjectType};
 use serde::{Deserialize, Deserializer};
 use serde_saphyr::Spanned;
 
@@ -36,6 +37,52 @@ impl<'de> Deserialize<'de> for Text {
         Ok(Self { line: narrow(s.referenced.line()), value: s.value })
     }
 }
+
+/// A keyword of the policy (an object type, a privilege, a condition), read into what it names
+/// as it is parsed: a large policy has millions of them, and a string each was most of the
+/// parsed form's allocations. The text is kept only when it names nothing, for the error.
+#[derive(Clone, Debug)]
+pub struct Word<T> {
+    pub value: Result<T, Box<str>>,
+    line: u32,
+}
+
+/// What a [`Word`] can name.
+pub trait Keyword: Sized {
+    fn parse(text: &str) -> Option<Self>;
+}
+
+impl<T: Keyword> Word<T> {
+    pub(super) fn read(text: &str, line: u32) -> Self {
+        Self { value: T::parse(text).ok_or_else(|| text.into()), line }
+    }
+
+    pub fn line(&self) -> u64 {
+        u64::from(self.line)
+    }
+}
+
+impl<'de, T: Keyword> Deserialize<'de> for Word<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if json::active() {
+            return deserializer.deserialize_str(json::WordVisitor(std::marker::PhantomData));
+        }
+        let s = Spanned::<String>::deserialize(deserializer)?;
+        Ok(Self::read(&s.value, narrow(s.referenced.line())))
+    }
+}
+
+macro_rules! keyword {
+    ($($ty:ty),+) => {$(
+        impl Keyword for $ty {
+            fn parse(text: &str) -> Option<Self> {
+                <$ty>::parse(text)
+            }
+        }
+    )+};
+}
+
+keyword!(ObjectType, model::Privilege, Condition);
 
 /// A value other than a string (a number, a boolean), and the line it was on.
 #[derive(Clone, Debug)]
@@ -161,7 +208,7 @@ pub struct Role {
 #[serde(deny_unknown_fields)]
 pub struct SecurableObject {
     #[serde(rename = "type")]
-    pub kind: Text,
+    pub kind: Word<ObjectType>,
     #[serde(rename = "fullName")]
     pub full_name: Text,
     #[serde(default, deserialize_with = "exact")]
@@ -171,15 +218,15 @@ pub struct SecurableObject {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Privilege {
-    pub name: Text,
-    pub condition: Text,
+    pub name: Word<model::Privilege>,
+    pub condition: Word<Condition>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Owner {
     #[serde(rename = "type")]
-    pub kind: Text,
+    pub kind: Word<ObjectType>,
     #[serde(rename = "fullName")]
     pub full_name: Text,
     pub owner: Text,
