@@ -1,5 +1,5 @@
-//! Where a JSON string's plain run ends, found eight bytes at a time: list filtering, the
-//! credential envelope and audit lines all pass over strings that are most of their bytes.
+//! Where a JSON string's plain run ends, found eight bytes at a time: list filtering and audit
+//! lines pass over strings that are most of their bytes.
 //!
 //! The word tests are the classic ones: `zero(v)` sets the high bit of a zero byte of `v`. They
 //! mark a higher byte spuriously only above a byte they mark rightly (only such a byte starts a
@@ -29,12 +29,6 @@ pub fn string_stop(bytes: &[u8]) -> Option<usize> {
 /// The offset of the first `"` or `\`: where a string may end.
 pub fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
     first(bytes, |w| equal(w, b'"') | equal(w, b'\\'), |b| b == b'"' || b == b'\\')
-}
-
-/// The `"` and `\` bytes of `word` (little-endian), as the high bit of each: the lowest set
-/// bit is the first of them.
-pub fn quote_or_backslash_in(word: u64) -> u64 {
-    equal(word, b'"') | equal(word, b'\\')
 }
 
 fn first(bytes: &[u8], word_hits: impl Fn(u64) -> u64, byte_hits: impl Fn(u8) -> bool) -> Option<usize> {
