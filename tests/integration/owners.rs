@@ -354,12 +354,18 @@ async fn owners_a_create_the_store_cannot_record_after_the_upstream_did_it_is_50
     let s = setup().await;
     let store = s.store.clone();
     let body = create("delayed");
-    // the intent is written, then another process takes the lock while the upstream works
+    // the intent is written and the create forwarded; then another process takes the lock
+    // while the upstream works (300 ms), and holds it until icegate has answered
+    let upstream = &s.upstream;
     let (answer, _lock) = tokio::join!(call(&s.gate, "alice", "POST", "/v1/namespaces/s/tables", &body), async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        let sent = std::time::Instant::now();
+        while !upstream.requests().iter().any(|r| r.method == "POST") {
+            assert!(sent.elapsed() < Duration::from_secs(5), "the create never reached the upstream");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         let lock = rusqlite::Connection::open(&store).unwrap();
+        lock.busy_timeout(Duration::from_secs(5)).unwrap();
         lock.execute_batch("BEGIN IMMEDIATE").unwrap();
-        tokio::time::sleep(Duration::from_millis(800)).await;
         lock
     });
     let m = answer.assert_error(503, "ServiceUnavailableException");
