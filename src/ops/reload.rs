@@ -4,6 +4,7 @@
 //! last good one serving.
 
 use crate::config::Config;
+use crate::core::clock::Clock;
 use crate::core::policy::Snapshot;
 use crate::core::policy::load::{LoadError, content_hash, load_sources, read_sources};
 use crate::ops::metrics::Metrics;
@@ -21,6 +22,8 @@ pub trait Host: Send + Sync + 'static {
     fn state(&self) -> &ArcSwap<DecisionState>;
     fn health(&self) -> &Health;
     fn metrics(&self) -> &Metrics;
+    /// What the debounce waits on.
+    fn clock(&self) -> &Clock;
 }
 
 impl<H: Host> Host for Arc<H> {
@@ -38,6 +41,10 @@ impl<H: Host> Host for Arc<H> {
 
     fn metrics(&self) -> &Metrics {
         (**self).metrics()
+    }
+
+    fn clock(&self) -> &Clock {
+        (**self).clock()
     }
 }
 
@@ -182,7 +189,7 @@ fn triggered<H: Host>(
                 t = rx.recv() => match t { Some(t) => t, None => return },
             };
             // A burst of events (an editor's save, a ConfigMap swap) becomes one reload.
-            tokio::time::sleep(debounce).await;
+            crate::ops::timer::sleep(shared.clock(), debounce).await;
             let mut failed = trigger == WATCH_FAILED;
             while let Ok(t) = rx.try_recv() {
                 failed |= t == WATCH_FAILED;
@@ -330,6 +337,7 @@ mod tests {
         state: ArcSwap<DecisionState>,
         health: Health,
         metrics: Metrics,
+        clock: Clock,
     }
 
     impl Host for Serving {
@@ -348,9 +356,13 @@ mod tests {
         fn metrics(&self) -> &Metrics {
             &self.metrics
         }
+
+        fn clock(&self) -> &Clock {
+            &self.clock
+        }
     }
 
-    fn serving(path: &Path) -> Arc<Serving> {
+    fn serving(path: &Path, clock: &Clock) -> Arc<Serving> {
         let mut config = Config { policy: Some(path.to_owned()), ..Config::default() };
         config.reload.watch = true;
         config.reload.poll_seconds = 0;
@@ -364,7 +376,8 @@ mod tests {
             owners: Arc::default(),
             owners_version: 0,
         };
-        Arc::new(Serving { config, state: ArcSwap::from_pointee(state), health: Health::default(), metrics: Metrics::new() })
+        let (health, metrics, clock) = (Health::default(), Metrics::new(), clock.clone());
+        Arc::new(Serving { config, state: ArcSwap::from_pointee(state), health, metrics, clock })
     }
 
     /// What the process logs, kept for the test to read.
@@ -414,7 +427,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("policy.yaml");
         std::fs::write(&path, "version: 1\nmetalake: lake\ndefault_catalog: prod\nusers: [{ name: ann }]\n").unwrap();
-        let shared = serving(&path);
+        let shared = serving(&path, &Clock::real());
         let (tx, rx) = mpsc::channel(64);
         let injected = tx.clone();
         tokio::spawn(triggered(Arc::clone(&shared), tx, rx, std::future::pending()));
@@ -433,6 +446,58 @@ mod tests {
 
         std::fs::write(&path, "version: 1\nmetalake: lake\ndefault_catalog: prod\nusers: [{ name: bob }]\n").unwrap();
         until("the change seen by the new watcher", || shared.state.load().generation == 2).await;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// How many reloads `shared` has counted, whatever their result.
+    fn reloads(shared: &Serving) -> f64 {
+        let text = shared.metrics.render();
+        let values = text.lines().filter(|l| l.starts_with("icegate_policy_reloads_total"));
+        values.filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok()).sum()
+    }
+
+    /// Triggers that come while the debounce runs are one reload with the first. The debounce
+    /// waits on a manual clock (an hour of it) that the test moves: no wall-clock wait.
+    #[tokio::test]
+    async fn a_burst_of_triggers_within_the_debounce_is_one_reload() {
+        let dir = std::env::temp_dir().join(format!("icegate-reload-debounce-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("policy.yaml");
+        std::fs::write(&path, "version: 1\nmetalake: lake\ndefault_catalog: prod\nusers: [{ name: ann }]\n").unwrap();
+        let clock = Clock::manual();
+        let mut shared = Arc::into_inner(serving(&path, &clock)).unwrap();
+        shared.config.reload.watch = false;
+        shared.config.reload.debounce_ms = 3_600_000;
+        let shared = Arc::new(shared);
+        let (tx, rx) = mpsc::channel(64);
+        let injected = tx.clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(triggered(Arc::clone(&shared), tx, rx, async move {
+            let _ = stopped.await;
+        }));
+        for _ in 0..5 {
+            injected.send("watch").await.unwrap();
+            // the reload task takes the trigger (and, were there no debounce, would reload now)
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(reloads(&shared), 0.0, "within the debounce");
+        // One more trigger after the first reload: it is the second reload. Were the burst not
+        // one reload, its later triggers would have made another before this one.
+        for expected in [1.0, 2.0] {
+            if expected > 1.0 {
+                injected.send("watch").await.unwrap();
+                tokio::task::yield_now().await;
+            }
+            clock.advance(Duration::from_secs(3600));
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            while reloads(&shared) < expected {
+                assert!(std::time::Instant::now() < deadline, "reload {expected} not made after the debounce");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            assert_eq!(reloads(&shared), expected, "{}", shared.metrics.render());
+        }
+        stop.send(()).unwrap();
+        task.await.unwrap();
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -18,12 +18,13 @@ mod store;
 pub use change::{Change, Intent, Object, OwnersError, Settlement};
 
 pub use crate::config::owners::{Config, StoreKind, default_path, default_path_in};
+use crate::core::clock::Clock;
 use crate::core::ownership::{Kind, OwnerIndex, Record, Source};
 use std::path::PathBuf;
-use store::{Absent, Apply, Store};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use store::{Absent, Apply, Store};
 
 /// The index as this process sees the store.
 #[derive(Debug, Default)]
@@ -76,6 +77,8 @@ pub struct Owners {
     writable: AtomicBool,
     /// Intents the last reconciliation left unsettled, for `/readyz`.
     pending: AtomicUsize,
+    /// The time intents are written with and judged old by.
+    clock: Clock,
 }
 
 /// What `/readyz` says about the store.
@@ -136,6 +139,7 @@ impl Owners {
             startup_error,
             writable: AtomicBool::new(false),
             pending: AtomicUsize::new(0),
+            clock: Clock::real(),
         }
     }
 
@@ -144,10 +148,16 @@ impl Owners {
     /// refuses to start on it, and an in-process server refuses creates, drops and renames
     /// with 503 until it opens. A PostgreSQL server that is not reachable yet is no error.
     pub fn open(config: &Config) -> Arc<Self> {
+        Self::open_on(config, Clock::real())
+    }
+
+    /// [`Owners::open`], reading `clock` for the time (a test's manual clock).
+    pub fn open_on(config: &Config, clock: Clock) -> Arc<Self> {
         let mut owners = Self::build(config).unwrap_or_else(|e| {
             let why = e.to_string();
             Self::with_store(config, Box::new(Absent { why: Some(why.clone()) }), Some(why))
         });
+        owners.clock = clock;
         match owners.store.start(&owners.indexed) {
             Ok(read) => {
                 if read {
@@ -194,6 +204,10 @@ impl Owners {
         &self.config
     }
 
+    fn now(&self) -> String {
+        crate::core::text::rfc3339(self.clock.system_now())
+    }
+
     pub fn postgres(&self) -> Option<&postgres::Postgres> {
         self.store.postgres()
     }
@@ -219,13 +233,13 @@ impl Owners {
 
     /// Writes the intents durably; their ids in order.
     pub async fn begin(self: &Arc<Self>, intents: Vec<Intent>) -> Result<Vec<(i64, Intent)>, OwnersError> {
-        let ids = self.store.begin(intents.clone(), crate::core::text::rfc3339_now()).await?;
+        let ids = self.store.begin(intents.clone(), self.now()).await?;
         Ok(ids.into_iter().zip(intents).collect())
     }
 
     /// Settles one intent and updates the index to match.
     pub async fn settle(self: &Arc<Self>, id: i64, intent: Intent, settlement: Settlement) -> Result<(), OwnersError> {
-        let now = crate::core::text::rfc3339_now();
+        let now = self.now();
         let change = match settlement {
             Settlement::Happened { direct } => {
                 let (intent, now) = (intent.clone(), now.clone());
@@ -239,7 +253,7 @@ impl Owners {
     /// The intents not yet settled that began more than `age` ago, oldest first.
     pub async fn pending(self: &Arc<Self>, age: Duration) -> Result<Vec<(i64, Intent)>, OwnersError> {
         let cutoff =
-            crate::core::text::rfc3339(std::time::SystemTime::now().checked_sub(age).unwrap_or(std::time::UNIX_EPOCH));
+            crate::core::text::rfc3339(self.clock.system_now().checked_sub(age).unwrap_or(std::time::UNIX_EPOCH));
         self.store.pending(cutoff).await
     }
 
@@ -269,7 +283,7 @@ impl Owners {
         location: &str,
         ttl: Duration,
     ) -> Result<(), OwnersError> {
-        let now_at = std::time::SystemTime::now();
+        let now_at = self.clock.system_now();
         let expires_at =
             now_at.checked_add(ttl).map_or_else(|| "9999-12-31T23:59:59.999Z".to_owned(), crate::core::text::rfc3339);
         let now = crate::core::text::rfc3339(now_at);
@@ -279,7 +293,7 @@ impl Owners {
 
     /// The location a replica recorded for `user`'s stage-create of `full_name`, unless expired.
     pub async fn recall_staged(self: &Arc<Self>, user: &str, full_name: &str) -> Result<Option<String>, OwnersError> {
-        let now = crate::core::text::rfc3339_now();
+        let now = self.now();
         self.store.recall_staged(user.to_owned(), full_name.to_owned(), now).await
     }
 

@@ -37,7 +37,13 @@ pub(super) trait Store: Send + Sync + std::fmt::Debug {
     fn set(&self, record: Record, apply: Apply) -> Pending<'_, ()>;
     fn remove(&self, kind: Kind, full_name: String, apply: Apply) -> Pending<'_, bool>;
     fn forget(&self, id: i64) -> Pending<'_, bool>;
-    fn remember_staged(&self, user: String, full_name: String, location: String, at: (String, String)) -> Pending<'_, ()>;
+    fn remember_staged(
+        &self,
+        user: String,
+        full_name: String,
+        location: String,
+        at: (String, String),
+    ) -> Pending<'_, ()>;
     fn recall_staged(&self, user: String, full_name: String, now: String) -> Pending<'_, Option<String>>;
     /// Re-reads the store into `indexed` when it changed since the last read; true when it did.
     fn refresh(&self, indexed: Arc<Mutex<Indexed>>) -> Pending<'_, bool>;
@@ -216,7 +222,13 @@ impl Store for File {
         self.blocking(move |s| s.forget(id))
     }
 
-    fn remember_staged(&self, user: String, full_name: String, location: String, at: (String, String)) -> Pending<'_, ()> {
+    fn remember_staged(
+        &self,
+        user: String,
+        full_name: String,
+        location: String,
+        at: (String, String),
+    ) -> Pending<'_, ()> {
         self.blocking(move |s| s.remember_staged(&user, &full_name, &location, (&at.0, &at.1)))
     }
 
@@ -263,7 +275,13 @@ impl Store for Postgres {
         Box::pin(async move { Postgres::forget(self, id).await })
     }
 
-    fn remember_staged(&self, user: String, full_name: String, location: String, at: (String, String)) -> Pending<'_, ()> {
+    fn remember_staged(
+        &self,
+        user: String,
+        full_name: String,
+        location: String,
+        at: (String, String),
+    ) -> Pending<'_, ()> {
         Box::pin(async move { Postgres::remember_staged(self, &user, &full_name, &location, (&at.0, &at.1)).await })
     }
 
