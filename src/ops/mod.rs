@@ -1,5 +1,5 @@
-//! Operations: policy reload, shadow decisions, the audit log, metrics, and the ownership
-//! store (embedded SQLite or PostgreSQL).
+//! Operations: policy reload, shadow decisions, the audit log, metrics, the ownership
+//! store (embedded SQLite or PostgreSQL), and waiting on the injectable clock.
 
 pub mod audit;
 pub mod metrics;
@@ -7,3 +7,4 @@ pub mod owners;
 pub mod reload;
 pub mod shadow;
 pub mod state;
+pub mod timer;

@@ -217,11 +217,15 @@ pub async fn run(shared: Arc<Shared>, stopped: impl std::future::Future<Output =
     let work = async {
         loop {
             poll(&shared).await;
-            match &changed {
-                Some(changed) => {
-                    let _ = tokio::time::timeout(every, changed.notified()).await;
+            let changed_elsewhere = async {
+                match &changed {
+                    Some(changed) => changed.notified().await,
+                    None => std::future::pending().await,
                 }
-                None => tokio::time::sleep(every).await,
+            };
+            tokio::select! {
+                () = crate::ops::timer::sleep(&shared.clock, every) => {}
+                () = changed_elsewhere => {}
             }
         }
     };

@@ -32,6 +32,9 @@ pub struct Shared {
     pub staged: crate::serve::staged::StagedLocations,
     /// One permit per shadow decision that may be pending ([`crate::serve::observe::SHADOW_QUEUE`]).
     pub shadow_slots: Arc<tokio::sync::Semaphore>,
+    /// The time the JWK set's expiry, the ownership store, its rounds and the reload debounce
+    /// read (a test's manual clock, else the real one).
+    pub clock: crate::core::clock::Clock,
 }
 
 impl crate::ops::reload::Host for Shared {
@@ -50,6 +53,10 @@ impl crate::ops::reload::Host for Shared {
     fn metrics(&self) -> &crate::ops::metrics::Metrics {
         &self.metrics
     }
+
+    fn clock(&self) -> &crate::core::clock::Clock {
+        &self.clock
+    }
 }
 
 impl Shared {
@@ -64,6 +71,27 @@ impl Shared {
 
     /// As [`Shared::new`], with a shadow candidate.
     pub fn with_shadow(config: Config, snapshot: Snapshot, shadow: Option<Snapshot>, upstream: Upstream) -> Arc<Self> {
+        Self::build(config, snapshot, shadow, upstream, crate::core::clock::Clock::real())
+    }
+
+    /// As [`Shared::new`], with `clock` read for the JWK set's expiry and the ownership store's
+    /// times (a test's manual clock).
+    pub fn with_clock(
+        config: Config,
+        snapshot: Snapshot,
+        upstream: Upstream,
+        clock: crate::core::clock::Clock,
+    ) -> Arc<Self> {
+        Self::build(config, snapshot, None, upstream, clock)
+    }
+
+    fn build(
+        config: Config,
+        snapshot: Snapshot,
+        shadow: Option<Snapshot>,
+        upstream: Upstream,
+        clock: crate::core::clock::Clock,
+    ) -> Arc<Self> {
         let key = config.lists.page_token_key.as_deref().and_then(crate::serve::tokens::parse_key);
         let tokens = key.map_or_else(TokenCodec::random, TokenCodec::new);
         // Derived from the shared key when set, so every replica maps a user's key alike.
@@ -85,7 +113,7 @@ impl Shared {
                 }
             },
         };
-        let owners = crate::ops::owners::Owners::open(&config.owners);
+        let owners = crate::ops::owners::Owners::open_on(&config.owners, clock.clone());
         let (owners_index, owners_version) = owners.indexed();
         Arc::new(Self {
             owners,
@@ -116,7 +144,8 @@ impl Shared {
                 m
             },
             settings: settings(&config),
-            identity: crate::serve::identity::Identifier::new(&config.identity),
+            identity: crate::serve::identity::Identifier::with_clock(&config.identity, clock.clone()),
+            clock,
             config,
             upstream,
             tokens,

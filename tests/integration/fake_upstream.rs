@@ -132,6 +132,16 @@ impl FakeUpstream {
         self.log.lock().unwrap().clone()
     }
 
+    /// Waits (at most 5 s) until the upstream has received `n` requests, whether or not it
+    /// has answered them.
+    pub async fn until_requests(&self, n: usize) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while self.log.lock().unwrap().len() < n {
+            assert!(std::time::Instant::now() < deadline, "the upstream did not receive {n} requests within 5 s");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
     /// The one request forwarded, after any `HEAD`s icegate sent to check names first.
     pub fn only_forwarded(&self) -> Recorded {
         let all = self.requests();

@@ -354,12 +354,18 @@ async fn owners_a_create_the_store_cannot_record_after_the_upstream_did_it_is_50
     let s = setup().await;
     let store = s.store.clone();
     let body = create("delayed");
-    // the intent is written, then another process takes the lock while the upstream works
+    // the intent is written and the create forwarded; then another process takes the lock
+    // while the upstream works (300 ms), and holds it until icegate has answered
+    let upstream = &s.upstream;
     let (answer, _lock) = tokio::join!(call(&s.gate, "alice", "POST", "/v1/namespaces/s/tables", &body), async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        let sent = std::time::Instant::now();
+        while !upstream.requests().iter().any(|r| r.method == "POST") {
+            assert!(sent.elapsed() < Duration::from_secs(5), "the create never reached the upstream");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         let lock = rusqlite::Connection::open(&store).unwrap();
+        lock.busy_timeout(Duration::from_secs(5)).unwrap();
         lock.execute_batch("BEGIN IMMEDIATE").unwrap();
-        tokio::time::sleep(Duration::from_millis(800)).await;
         lock
     });
     let m = answer.assert_error(503, "ServiceUnavailableException");
@@ -545,7 +551,7 @@ async fn owners_operators_list_set_and_remove_and_a_running_icegate_picks_it_up(
 }
 
 #[tokio::test]
-async fn owners_an_intent_the_upstream_could_not_settle_is_reconciled_later_in_the_background() {
+async fn owners_list_shows_an_unsettled_intent_and_forget_drops_a_stray() {
     let dir = TempDir::new("owners-pending");
     let heads_fail = Arc::new(AtomicBool::new(false));
     let upstream = FakeUpstream::start(catalog_with(Arc::default(), Arc::clone(&heads_fail))).await;
@@ -572,21 +578,67 @@ async fn owners_an_intent_the_upstream_could_not_settle_is_reconciled_later_in_t
     call(&g, "alice", "POST", "/v1/namespaces/s/tables/slow-unchecked", &append())
         .await
         .assert_error(403, "ForbiddenException");
-    // the upstream answers again: the background reconciliation records the create
+    b.kill_9();
+}
+
+/// The background reconciliation (serve::ownership::run) judges an intent's age and waits
+/// for its next round on the store's clock: the test moves a manual clock past both instead of
+/// waiting out the 5 s an intent must age and the poll interval (an hour here).
+#[tokio::test]
+async fn owners_an_intent_the_upstream_could_not_settle_is_reconciled_later_in_the_background() {
+    let dir = TempDir::new("owners-reconcile");
+    let heads_fail = Arc::new(AtomicBool::new(false));
+    let upstream = FakeUpstream::start(catalog_with(Arc::default(), Arc::clone(&heads_fail))).await;
+    let mut config = icegate::config::Config::load(
+        None,
+        icegate::config::Overrides {
+            upstream: Some(upstream.url("")),
+            policy: Some("unused.yaml".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    config.audit.enabled = false;
+    config.owners.store = Some(icegate::ops::owners::StoreKind::Embedded);
+    config.owners.path = Some(dir.path().join("owners.db"));
+    config.owners.poll_interval_seconds = 3600;
+    config.upstream.response_timeout_ms = 1000;
+    let url = icegate::config::parse_upstream(&upstream.url("")).unwrap();
+    let forward = icegate::serve::forward::Upstream::new(url, &config.upstream).unwrap();
+    let clock = icegate::core::clock::Clock::manual();
+    let shared =
+        icegate::serve::state::Shared::with_clock(config, crate::support::load(POLICY), forward, clock.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let g = Gate::at(listener.local_addr().unwrap());
+    tokio::spawn(icegate::serve::server::serve(
+        shared.clone(),
+        listener,
+        std::future::pending(),
+        Duration::from_secs(1),
+    ));
+    tokio::spawn(icegate::serve::ownership::run(shared.clone(), std::future::pending()));
+    // created upstream, answered too late, and the existence check fails too: pending
+    let a = call(&g, "alice", "POST", "/v1/namespaces/s/tables", &create("slow-unchecked")).await;
+    a.assert_error(504, "GatewayTimeoutException");
+    assert_eq!(shared.owners.pending(Duration::ZERO).await.unwrap().len(), 1);
+    let owned = "/v1/namespaces/s/tables/slow-unchecked";
+    call(&g, "alice", "POST", owned, &append()).await.assert_error(403, "ForbiddenException");
+    // the upstream answers again; the clock moves past the intent's age and the next round
     heads_fail.store(false, Ordering::SeqCst);
-    let start = std::time::Instant::now();
+    clock.advance(Duration::from_secs(3600));
+    let moved = std::time::Instant::now();
     loop {
-        let status = call(&g, "alice", "POST", "/v1/namespaces/s/tables/slow-unchecked", &append()).await.status;
+        let status = call(&g, "alice", "POST", owned, &append()).await.status;
         if status == 200 {
             break;
         }
-        assert!(start.elapsed() < Duration::from_secs(15), "still {status}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(moved.elapsed() < Duration::from_secs(5), "still {status}: not reconciled");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let list = owners_cli(&["list", "--config", config.to_str().unwrap()]);
-    assert!(String::from_utf8_lossy(&list.stdout).contains("TABLE\tprod.s.slow-unchecked\tUSER\talice\tcreation"));
-    assert!(list.stderr.is_empty(), "{}", String::from_utf8_lossy(&list.stderr));
-    b.kill_9();
+    let record = shared.owners.index().get(Kind::Table, "prod.s.slow-unchecked").cloned().unwrap();
+    assert_eq!((record.owner.as_str(), record.source), ("alice", icegate::core::ownership::Source::Creation));
+    assert!(shared.owners.pending(Duration::ZERO).await.unwrap().is_empty());
+    assert_eq!(shared.owners.status().pending, 0);
 }
 
 #[tokio::test]

@@ -118,9 +118,8 @@ async fn start_with(
         std::future::pending(),
         Duration::from_secs(1),
     ));
+    // The watch starts in `run` itself: a change the test makes after this line is seen.
     tokio::spawn(icegate::ops::reload::run(shared.clone(), std::future::pending()));
-    // Let the watch start before the test changes anything.
-    tokio::time::sleep(Duration::from_millis(100)).await;
     (addr, shared)
 }
 
@@ -163,7 +162,11 @@ async fn reload_under_load_never_mixes_policies_and_takes_effect_within_two_seco
         if round == 3 {
             // A truncated file between two good versions: the last good policy stays.
             map.publish("version: 1\nmetalake: lake\nusers:\n  - { name: ann, roles: [rea");
-            tokio::time::sleep(Duration::from_millis(600)).await;
+            let published = Instant::now();
+            while !shared.metrics.render().contains("icegate_policy_reloads_total{result=\"failure\"} 1") {
+                assert!(published.elapsed() < Duration::from_secs(2), "the broken policy was not tried within 2 s");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
             assert_eq!(visible(addr).await, expected, "a broken policy must not replace the last good one");
             let (_, ready) = icegate::serve::admin::readiness(&shared);
             assert_eq!(ready["policy"]["stale"], true, "{ready}");
@@ -226,20 +229,22 @@ async fn writes_to_other_files_beside_the_policy_do_not_trigger_reloads() {
     let attempts = |shared: &Shared| {
         samples(&shared.metrics.render(), "icegate_policy_reloads_total").iter().map(|(_, v)| *v).sum::<f64>()
     };
+    // The writes are spread over 200 ms, four debounce periods: had the first of them woken the
+    // reload task, its reload (of the unchanged policy) would have run before the edit below
+    // and been counted apart from the edit's.
     for i in 0..20 {
         std::fs::write(dir.path().join("audit.jsonl"), format!("line {i}\n")).unwrap();
         std::fs::write(dir.path().join(".p.yaml.swp"), "swap").unwrap();
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(attempts(&shared), 0.0, "{}", shared.metrics.render());
-    // The policy itself still reloads by the watch.
+    // The policy itself still reloads by the watch; its reload is the only one.
     std::fs::write(&file, policy(&EVEN)).unwrap();
     let changed = Instant::now();
     while visible(addr).await != EVEN.into_iter().collect::<BTreeSet<u32>>() {
         assert!(changed.elapsed() < Duration::from_secs(2), "the policy edit was not picked up");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    assert_eq!(attempts(&shared), 1.0, "{}", shared.metrics.render());
 }
 
 /// The counter values of `name` in a Prometheus text exposition, by label set.

@@ -43,11 +43,16 @@ async fn sigterm_lets_in_flight_requests_finish_refuses_new_ones_and_exits_0() {
     let in_flight = tokio::spawn(async move {
         send(addr, "GET", "/v1/prod/namespaces/sales/tables/slow", &[("authorization", &basic("ann"))], b"").await
     });
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // in flight: the upstream has it (and answers it 1.5 s later)
+    upstream.until_requests(1).await;
     let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     assert!(killed.success());
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(tokio::net::TcpStream::connect(addr).await.is_err(), "new connections are refused after SIGTERM");
+    let signalled = Instant::now();
+    while tokio::net::TcpStream::connect(addr).await.is_ok() {
+        assert!(signalled.elapsed() < Duration::from_millis(1000), "new connections are refused after SIGTERM");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(!in_flight.is_finished(), "the listener closed while the request was still in flight");
     let answer = in_flight.await.unwrap();
     assert_eq!(answer.status, 200, "the in-flight request completes: {}", answer.text());
     assert_eq!(exit_status(child).await, Some(0));

@@ -13,27 +13,18 @@ pub mod pg_tls;
 pub mod plan;
 pub mod postgres;
 mod sql;
+mod store;
 
 pub use change::{Change, Intent, Object, OwnersError, Settlement};
 
 pub use crate::config::owners::{Config, StoreKind, default_path, default_path_in};
+use crate::core::clock::Clock;
 use crate::core::ownership::{Kind, OwnerIndex, Record, Source};
-use embedded::Embedded;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-#[derive(Debug)]
-enum Backend {
-    Off,
-    /// Configured, but it could not be set up (the reason): every write fails, so creates,
-    /// drops and renames get 503.
-    Unavailable(String),
-    /// The file, opened on first use, and again after a failure to open.
-    Embedded(PathBuf, Mutex<Option<Embedded>>),
-    Postgres(Box<postgres::Postgres>),
-}
+use store::{Absent, Apply, Store};
 
 /// The index as this process sees the store.
 #[derive(Debug, Default)]
@@ -49,18 +40,45 @@ struct Indexed {
     applied: i64,
 }
 
+impl Indexed {
+    /// A full read of the store, made at its change counter `at`.
+    fn install(&mut self, index: OwnerIndex, at: i64) {
+        self.index = Arc::new(index);
+        self.version += 1;
+        self.read_at = Some(at);
+    }
+
+    /// Applies a change this process made; `generation` is PostgreSQL's after it (a full read
+    /// at or after that generation already holds the change, and a rename applied twice would
+    /// lose its record, so it is not applied again).
+    fn update(&mut self, generation: Option<i64>, f: impl FnOnce(&mut OwnerIndex)) {
+        if let (Some(g), Some(read)) = (generation, self.read_at)
+            && read >= g
+        {
+            return;
+        }
+        f(Arc::make_mut(&mut self.index));
+        self.version += 1;
+        if let Some(g) = generation {
+            self.applied = self.applied.max(g);
+        }
+    }
+}
+
 /// The store and the index built from it; shared by the serving process.
 #[derive(Debug)]
 pub struct Owners {
     config: Config,
-    backend: Backend,
-    indexed: Mutex<Indexed>,
+    store: Box<dyn Store>,
+    indexed: Arc<Mutex<Indexed>>,
     /// Why the store could not be opened when serving started (`icegate serve` exits on it).
     startup_error: Option<String>,
     /// Whether the last read or write of the store succeeded, for `/readyz`.
     writable: AtomicBool,
     /// Intents the last reconciliation left unsettled, for `/readyz`.
     pending: AtomicUsize,
+    /// The time intents are written with and judged old by.
+    clock: Clock,
 }
 
 /// What `/readyz` says about the store.
@@ -103,22 +121,25 @@ impl Owners {
     }
 
     fn build(config: &Config) -> Result<Self, OwnersError> {
-        let backend = match config.kind() {
-            StoreKind::Off => Backend::Off,
-            StoreKind::Embedded => Backend::Embedded(embedded_path(config)?, Mutex::new(None)),
-            StoreKind::Postgres => Backend::Postgres(Box::new(postgres::Postgres::new(config)?)),
+        let store: Box<dyn Store> = match config.kind() {
+            StoreKind::Off => Box::new(Absent { why: None }),
+            StoreKind::Embedded => {
+                Box::new(store::File::new(embedded_path(config)?, Duration::from_millis(config.timeout_ms)))
+            }
+            StoreKind::Postgres => Box::new(postgres::Postgres::new(config)?),
         };
-        Ok(Self::with_backend(config, backend, None))
+        Ok(Self::with_store(config, store, None))
     }
 
-    fn with_backend(config: &Config, backend: Backend, startup_error: Option<String>) -> Self {
+    fn with_store(config: &Config, store: Box<dyn Store>, startup_error: Option<String>) -> Self {
         Self {
             config: config.clone(),
-            backend,
-            indexed: Mutex::default(),
+            store,
+            indexed: Arc::default(),
             startup_error,
             writable: AtomicBool::new(false),
             pending: AtomicUsize::new(0),
+            clock: Clock::real(),
         }
     }
 
@@ -127,24 +148,23 @@ impl Owners {
     /// refuses to start on it, and an in-process server refuses creates, drops and renames
     /// with 503 until it opens. A PostgreSQL server that is not reachable yet is no error.
     pub fn open(config: &Config) -> Arc<Self> {
+        Self::open_on(config, Clock::real())
+    }
+
+    /// [`Owners::open`], reading `clock` for the time (a test's manual clock).
+    pub fn open_on(config: &Config, clock: Clock) -> Arc<Self> {
         let mut owners = Self::build(config).unwrap_or_else(|e| {
             let why = e.to_string();
-            Self::with_backend(config, Backend::Unavailable(why.clone()), Some(why))
+            Self::with_store(config, Box::new(Absent { why: Some(why.clone()) }), Some(why))
         });
-        match &owners.backend {
-            Backend::Off => {
-                tracing::info!("ownership store is off (`[owners] store = \"off\"`): created objects get no owner");
-            }
-            Backend::Embedded(path, _) => match owners.refresh_blocking() {
-                Ok(_) => {
+        owners.clock = clock;
+        match owners.store.start(&owners.indexed) {
+            Ok(read) => {
+                if read {
                     owners.note(true);
-                    let records = owners.index().len();
-                    tracing::info!(path = %path.display(), records, "ownership store opened");
                 }
-                Err(e) => owners.startup_error = Some(e.to_string()),
-            },
-            Backend::Postgres(_) => tracing::info!("ownership store is PostgreSQL; reading it"),
-            Backend::Unavailable(_) => {}
+            }
+            Err(e) => owners.startup_error = Some(e.to_string()),
         }
         if let Some(why) = &owners.startup_error {
             tracing::error!(error = %why, "ownership store does not open");
@@ -175,19 +195,21 @@ impl Owners {
         }
     }
 
+    /// Whether a store is configured (one that could not be set up included).
     pub fn is_on(&self) -> bool {
-        !matches!(self.backend, Backend::Off)
+        self.config.kind() != StoreKind::Off
     }
 
     pub fn config(&self) -> &Config {
         &self.config
     }
 
+    fn now(&self) -> String {
+        crate::core::text::rfc3339(self.clock.system_now())
+    }
+
     pub fn postgres(&self) -> Option<&postgres::Postgres> {
-        match &self.backend {
-            Backend::Postgres(pg) => Some(pg),
-            _ => None,
-        }
+        self.store.postgres()
     }
 
     /// The current index.
@@ -200,135 +222,56 @@ impl Owners {
         self.indexed.lock().map(|i| (Arc::clone(&i.index), i.version)).unwrap_or_default()
     }
 
-    /// Runs `f` on the open embedded file (opening it first if needed). Blocking.
-    fn embedded<T>(&self, f: impl FnOnce(&mut Embedded) -> Result<T, OwnersError>) -> Result<T, OwnersError> {
-        let Backend::Embedded(path, slot) = &self.backend else {
-            return Err(OwnersError::Off);
-        };
-        let mut slot = slot.lock().map_err(poisoned)?;
-        if slot.is_none() {
-            *slot = Some(Embedded::open(path, Duration::from_millis(self.config.timeout_ms))?);
-        }
-        match slot.as_mut() {
-            Some(store) => f(store),
-            None => Err(OwnersError::Off),
-        }
-    }
-
-    async fn blocking<T: Send + 'static>(
-        self: &Arc<Self>,
-        f: impl FnOnce(&Self) -> Result<T, OwnersError> + Send + 'static,
-    ) -> Result<T, OwnersError> {
-        let this = Arc::clone(self);
-        tokio::task::spawn_blocking(move || f(&this)).await.map_err(|e| OwnersError::Task(e.to_string()))?
+    /// A write's change to the index, for the store to make once it holds the write.
+    fn apply(&self, f: impl FnOnce(&mut OwnerIndex) + Send + 'static) -> Apply {
+        let indexed = Arc::clone(&self.indexed);
+        Box::new(move |generation| {
+            indexed.lock().map_err(poisoned)?.update(generation, f);
+            Ok(())
+        })
     }
 
     /// Writes the intents durably; their ids in order.
     pub async fn begin(self: &Arc<Self>, intents: Vec<Intent>) -> Result<Vec<(i64, Intent)>, OwnersError> {
-        let now = crate::core::text::rfc3339_now();
-        let ids = match &self.backend {
-            Backend::Off => return Err(OwnersError::Off),
-            Backend::Unavailable(why) => return Err(OwnersError::Store(why.clone())),
-            Backend::Embedded(..) => {
-                let intents = intents.clone();
-                self.blocking(move |o| o.embedded(|s| intents.iter().map(|i| s.begin(i, &now)).collect())).await?
-            }
-            Backend::Postgres(pg) => pg.begin(&intents, &now).await?,
-        };
+        let ids = self.store.begin(intents.clone(), self.now()).await?;
         Ok(ids.into_iter().zip(intents).collect())
     }
 
     /// Settles one intent and updates the index to match.
     pub async fn settle(self: &Arc<Self>, id: i64, intent: Intent, settlement: Settlement) -> Result<(), OwnersError> {
-        let now = crate::core::text::rfc3339_now();
-        let generation = match &self.backend {
-            Backend::Off => return Err(OwnersError::Off),
-            Backend::Unavailable(why) => return Err(OwnersError::Store(why.clone())),
-            // The file and the index change under the file's lock, in the order of the writes.
-            Backend::Embedded(..) => {
-                return self
-                    .blocking(move |o| {
-                        o.embedded(|s| {
-                            s.settle(id, &intent, settlement, &now)?;
-                            match settlement {
-                                Settlement::Happened { direct } => {
-                                    o.update(None, |ix| apply(ix, &intent, direct, &now))
-                                }
-                                Settlement::DidNotHappen => Ok(()),
-                            }
-                        })
-                    })
-                    .await;
+        let now = self.now();
+        let change = match settlement {
+            Settlement::Happened { direct } => {
+                let (intent, now) = (intent.clone(), now.clone());
+                self.apply(move |ix| apply(ix, &intent, direct, &now))
             }
-            Backend::Postgres(pg) => pg.settle(id, &intent, settlement, &now).await?,
+            Settlement::DidNotHappen => Box::new(|_| Ok(())),
         };
-        if let Settlement::Happened { direct } = settlement {
-            self.update(generation, |ix| apply(ix, &intent, direct, &now))?;
-        }
-        Ok(())
+        self.store.settle(id, intent, settlement, now, change).await
     }
 
     /// The intents not yet settled that began more than `age` ago, oldest first.
     pub async fn pending(self: &Arc<Self>, age: Duration) -> Result<Vec<(i64, Intent)>, OwnersError> {
         let cutoff =
-            crate::core::text::rfc3339(std::time::SystemTime::now().checked_sub(age).unwrap_or(std::time::UNIX_EPOCH));
-        match &self.backend {
-            Backend::Off | Backend::Unavailable(_) => Ok(Vec::new()),
-            Backend::Embedded(..) => self.blocking(move |o| o.embedded(|s| s.pending(&cutoff))).await,
-            Backend::Postgres(pg) => pg.pending(&cutoff).await,
-        }
+            crate::core::text::rfc3339(self.clock.system_now().checked_sub(age).unwrap_or(std::time::UNIX_EPOCH));
+        self.store.pending(cutoff).await
     }
 
     /// `icegate owners set`.
     pub async fn set(self: &Arc<Self>, record: Record) -> Result<(), OwnersError> {
-        let generation = match &self.backend {
-            Backend::Off => return Err(OwnersError::Off),
-            Backend::Unavailable(why) => return Err(OwnersError::Store(why.clone())),
-            Backend::Embedded(..) => {
-                return self
-                    .blocking(move |o| {
-                        o.embedded(|s| {
-                            s.set(&record)?;
-                            o.update(None, |ix| ix.insert(record))
-                        })
-                    })
-                    .await;
-            }
-            Backend::Postgres(pg) => Some(pg.set(&record).await?),
-        };
-        self.update(generation, |ix| ix.insert(record))
+        let inserted = record.clone();
+        self.store.set(record, self.apply(move |ix| ix.insert(inserted))).await
     }
 
     /// `icegate owners remove`; false when there was no record.
     pub async fn remove(self: &Arc<Self>, kind: Kind, full_name: String) -> Result<bool, OwnersError> {
-        let (removed, generation) = match &self.backend {
-            Backend::Off => return Err(OwnersError::Off),
-            Backend::Unavailable(why) => return Err(OwnersError::Store(why.clone())),
-            Backend::Embedded(..) => {
-                return self
-                    .blocking(move |o| {
-                        o.embedded(|s| {
-                            let removed = s.remove(kind, &full_name)?;
-                            o.update(None, |ix| drop(ix.remove(kind, &full_name)))?;
-                            Ok(removed)
-                        })
-                    })
-                    .await;
-            }
-            Backend::Postgres(pg) => pg.remove(kind, &full_name).await?,
-        };
-        self.update(generation, |ix| drop(ix.remove(kind, &full_name)))?;
-        Ok(removed)
+        let removed = full_name.clone();
+        self.store.remove(kind, full_name, self.apply(move |ix| drop(ix.remove(kind, &removed)))).await
     }
 
     /// `icegate owners forget`: drops a pending intent; false when there was none.
     pub async fn forget(self: &Arc<Self>, id: i64) -> Result<bool, OwnersError> {
-        match &self.backend {
-            Backend::Off => Err(OwnersError::Off),
-            Backend::Unavailable(why) => Err(OwnersError::Store(why.clone())),
-            Backend::Embedded(..) => self.blocking(move |o| o.embedded(|s| s.forget(id))).await,
-            Backend::Postgres(pg) => pg.forget(id).await,
-        }
+        self.store.forget(id).await
     }
 
     /// Records, for every replica, the location the upstream assigned to `user`'s stage-create
@@ -340,94 +283,24 @@ impl Owners {
         location: &str,
         ttl: Duration,
     ) -> Result<(), OwnersError> {
-        let now_at = std::time::SystemTime::now();
+        let now_at = self.clock.system_now();
         let expires_at =
             now_at.checked_add(ttl).map_or_else(|| "9999-12-31T23:59:59.999Z".to_owned(), crate::core::text::rfc3339);
         let now = crate::core::text::rfc3339(now_at);
-        match &self.backend {
-            Backend::Off => Ok(()),
-            Backend::Unavailable(why) => Err(OwnersError::Store(why.clone())),
-            Backend::Embedded(..) => {
-                let (user, full_name, location) = (user.to_owned(), full_name.to_owned(), location.to_owned());
-                self.blocking(move |o| {
-                    o.embedded(|s| s.remember_staged(&user, &full_name, &location, (&now, &expires_at)))
-                })
-                .await
-            }
-            Backend::Postgres(pg) => pg.remember_staged(user, full_name, location, (&now, &expires_at)).await,
-        }
+        let (user, full_name, location) = (user.to_owned(), full_name.to_owned(), location.to_owned());
+        self.store.remember_staged(user, full_name, location, (now, expires_at)).await
     }
 
     /// The location a replica recorded for `user`'s stage-create of `full_name`, unless expired.
     pub async fn recall_staged(self: &Arc<Self>, user: &str, full_name: &str) -> Result<Option<String>, OwnersError> {
-        let now = crate::core::text::rfc3339_now();
-        match &self.backend {
-            Backend::Off | Backend::Unavailable(_) => Ok(None),
-            Backend::Embedded(..) => {
-                let (user, full_name) = (user.to_owned(), full_name.to_owned());
-                self.blocking(move |o| o.embedded(|s| s.recall_staged(&user, &full_name, &now))).await
-            }
-            Backend::Postgres(pg) => pg.recall_staged(user, full_name, &now).await,
-        }
+        let now = self.now();
+        self.store.recall_staged(user.to_owned(), full_name.to_owned(), now).await
     }
 
     /// Re-reads the store when it changed since the last read (another replica, another
     /// process, `icegate owners`); true when the index changed.
     pub async fn refresh(self: &Arc<Self>) -> Result<bool, OwnersError> {
-        match &self.backend {
-            Backend::Off => Ok(false),
-            Backend::Unavailable(why) => Err(OwnersError::Store(why.clone())),
-            Backend::Embedded(..) => self.blocking(Self::refresh_blocking).await,
-            Backend::Postgres(pg) => {
-                let seen = self.indexed.lock().map_err(poisoned)?.read_at;
-                let Some((generation, records)) = pg.read_if_changed(seen).await? else { return Ok(false) };
-                let mut ix = self.indexed.lock().map_err(poisoned)?;
-                if generation < ix.applied {
-                    // Older than a change this process already applied: the next read catches up.
-                    return Ok(false);
-                }
-                ix.index = Arc::new(OwnerIndex::from_records(records));
-                ix.version += 1;
-                ix.read_at = Some(generation);
-                Ok(true)
-            }
-        }
-    }
-
-    /// [`Owners::refresh`] of the embedded store, under the file's lock so that no write of
-    /// this process falls between the read and the index it replaces. Blocking.
-    fn refresh_blocking(&self) -> Result<bool, OwnersError> {
-        self.embedded(|s| {
-            let seen = self.indexed.lock().map_err(poisoned)?.read_at;
-            let data_version = s.data_version()?;
-            if Some(data_version) == seen {
-                return Ok(false);
-            }
-            let index = OwnerIndex::from_records(s.records()?);
-            let mut ix = self.indexed.lock().map_err(poisoned)?;
-            ix.index = Arc::new(index);
-            ix.version += 1;
-            ix.read_at = Some(data_version);
-            Ok(true)
-        })
-    }
-
-    /// Applies a change this process made; `generation` is PostgreSQL's after it (a full read
-    /// at or after that generation already holds the change, and a rename applied twice would
-    /// lose its record, so it is not applied again).
-    fn update(&self, generation: Option<i64>, f: impl FnOnce(&mut OwnerIndex)) -> Result<(), OwnersError> {
-        let mut ix = self.indexed.lock().map_err(poisoned)?;
-        if let (Some(g), Some(read)) = (generation, ix.read_at)
-            && read >= g
-        {
-            return Ok(());
-        }
-        f(Arc::make_mut(&mut ix.index));
-        ix.version += 1;
-        if let Some(g) = generation {
-            ix.applied = ix.applied.max(g);
-        }
-        Ok(())
+        self.store.refresh(Arc::clone(&self.indexed)).await
     }
 }
 

@@ -125,7 +125,8 @@ async fn slow_readers_do_not_hold_the_in_flight_cap() {
         s.write_all(request.as_bytes()).await.unwrap();
         readers.push(s);
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // the slow readers hold what the cap allows: the upstream has answered two of them
+    lab.up.until_requests(2).await;
     let started = Instant::now();
     let a =
         tokio::time::timeout(Duration::from_secs(5), lab.get("dave", ORDERS)).await.expect("starved by slow readers");
@@ -163,6 +164,8 @@ async fn policy_reloads_during_an_attack_never_let_a_denied_request_through() {
     let file = dir.write("policy.yaml", super::POLICY);
     let (addr, shared) = crate::reload::start(&upstream, &file, None).await;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // answers the clients have had, so that each policy state is attacked before the next
+    let answered = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let denied: &[(&str, &str)] = &[
         ("dave", "/v1/prod/namespaces/sales/tables/salaries"),
         ("erin", ORDERS),
@@ -172,24 +175,26 @@ async fn policy_reloads_during_an_attack_never_let_a_denied_request_through() {
     ];
     let mut attackers = Vec::new();
     for &(user, target) in denied {
-        let stop = stop.clone();
+        let (stop, answered) = (stop.clone(), answered.clone());
         attackers.push(tokio::spawn(async move {
             let mut n = 0;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 let a = send(addr, "GET", target, &[("authorization", &basic(user))], b"").await;
                 assert_eq!(a.status, 403, "{user} {target}: {}", a.text());
+                answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 n += 1;
             }
             n
         }));
     }
     let legit = {
-        let stop = stop.clone();
+        let (stop, answered) = (stop.clone(), answered.clone());
         tokio::spawn(async move {
             let mut n = 0;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 let a = send(addr, "GET", ORDERS, &[("authorization", &basic("dave"))], b"").await;
                 assert_eq!(a.status, 200, "{}", a.text());
+                answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 n += 1;
             }
             n
@@ -206,7 +211,11 @@ async fn policy_reloads_during_an_attack_never_let_a_denied_request_through() {
         };
         std::fs::write(&file, text).unwrap();
         let _ = icegate::ops::reload::reload_now(&shared);
-        tokio::time::sleep(Duration::from_millis(40)).await;
+        let (before, reloaded) = (answered.load(std::sync::atomic::Ordering::Relaxed), Instant::now());
+        while answered.load(std::sync::atomic::Ordering::Relaxed) < before + 6 {
+            assert!(reloaded.elapsed() < Duration::from_secs(5), "the clients stopped being answered");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let mut refused = 0;

@@ -224,6 +224,10 @@ async fn a_response_smuggled_by_the_upstream_never_reaches_the_next_caller() {
     let url = desync_upstream().await;
     let g = crate::fake_upstream::gate(&url, super::POLICY, |_| {}).await;
     for (i, user) in ["alice", "dave", "alice", "dave"].into_iter().enumerate() {
+        // Kept: the attack is bytes that reach the pooled connection while it is idle, between
+        // two callers' requests; nothing icegate exposes says they have arrived, so the test
+        // gives them time to (without it, the next request could win the race and the test
+        // would check less, never fail more).
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         let a = crate::fake_upstream::send(
             g.addr,
