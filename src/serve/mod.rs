@@ -5,8 +5,8 @@
 pub mod accept;
 pub mod admin;
 pub mod answers;
-pub mod context;
 pub mod aws_chain;
+pub mod context;
 pub mod forward;
 pub mod framing;
 pub mod identity;

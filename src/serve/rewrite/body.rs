@@ -31,4 +31,3 @@ pub async fn collect(body: Incoming) -> Result<Bytes, RewriteError> {
         .map(|c| c.to_bytes())
         .map_err(|e| RewriteError::Read(e.to_string()))
 }
-

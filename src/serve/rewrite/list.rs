@@ -60,4 +60,3 @@ where
     let hidden = page.hidden();
     Ok(Filtered { body, hidden })
 }
-

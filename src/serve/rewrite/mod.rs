@@ -83,7 +83,12 @@ impl<'a> Vend<'a> {
     }
 
     fn caller(&self) -> vending::Caller<'_> {
-        vending::Caller { user: self.user, active_roles: &self.active_roles, table: &self.table_name, asked: self.asked }
+        vending::Caller {
+            user: self.user,
+            active_roles: &self.active_roles,
+            table: &self.table_name,
+            asked: self.asked,
+        }
     }
 }
 

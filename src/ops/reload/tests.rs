@@ -1,0 +1,187 @@
+//! The reload task's tests: debounce on a manual clock, watcher failures, triggers.
+
+use super::*;
+
+fn modified(path: &str) -> notify::Result<notify::Event> {
+    let kind = notify::EventKind::Modify(notify::event::ModifyKind::Any);
+    Ok(notify::Event::new(kind).add_path(PathBuf::from(path)))
+}
+
+/// A serving process's state around the policy at `path`, reloaded by the watch only.
+struct Serving {
+    config: Config,
+    state: ArcSwap<DecisionState>,
+    health: Health,
+    metrics: Metrics,
+    clock: Clock,
+}
+
+impl Host for Serving {
+    fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn state(&self) -> &ArcSwap<DecisionState> {
+        &self.state
+    }
+
+    fn health(&self) -> &Health {
+        &self.health
+    }
+
+    fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    fn clock(&self) -> &Clock {
+        &self.clock
+    }
+}
+
+fn serving(path: &Path, clock: &Clock) -> Arc<Serving> {
+    let mut config = Config { policy: Some(path.to_owned()), ..Config::default() };
+    config.reload.watch = true;
+    config.reload.poll_seconds = 0;
+    config.reload.debounce_ms = 20;
+    let snapshot = crate::core::policy::load_path(path).unwrap().snapshot;
+    let state = DecisionState {
+        snapshot: Arc::new(snapshot),
+        generation: 1,
+        loaded_at: std::time::SystemTime::now(),
+        shadow: None,
+        owners: Arc::default(),
+        owners_version: 0,
+    };
+    let (health, metrics, clock) = (Health::default(), Metrics::new(), clock.clone());
+    Arc::new(Serving { config, state: ArcSwap::from_pointee(state), health, metrics, clock })
+}
+
+/// What the process logs, kept for the test to read.
+#[derive(Clone, Default)]
+struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logs {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Logs {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+/// Polls `done` until it holds, for at most 5 s.
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "{what} within 5 s");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The watcher's error is logged, the watcher made again (and the policy reloaded, since a
+/// change may have been missed), and the new watcher sees a later change. A current-thread
+/// runtime: the reload task runs on the test's thread, whose logs the test reads.
+#[tokio::test]
+async fn a_watcher_that_failed_is_reported_made_again_and_sees_a_later_change() {
+    let logs = Logs::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _logging = tracing::subscriber::set_default(subscriber);
+    let dir = std::env::temp_dir().join(format!("icegate-reload-watcher-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("policy.yaml");
+    std::fs::write(&path, "version: 1\nmetalake: lake\ndefault_catalog: prod\nusers: [{ name: ann }]\n").unwrap();
+    let shared = serving(&path, &Clock::real());
+    let (tx, rx) = mpsc::channel(64);
+    let injected = tx.clone();
+    tokio::spawn(triggered(Arc::clone(&shared), tx, rx, std::future::pending()));
+
+    // what the watcher's handler does with an error notify reports
+    let failed = trigger(&Err(notify::Error::generic("inotify read failed")), &[Target::of(&path)]);
+    assert_eq!(failed, Some(WATCH_FAILED));
+    injected.try_send(WATCH_FAILED).unwrap();
+    until("the policy reloaded after the failure", || {
+        shared.metrics.render().contains("icegate_policy_reloads_total{result=\"unchanged\"} 1")
+    })
+    .await;
+    let text = logs.text();
+    assert!(text.contains("the policy watcher failed") && text.contains("inotify read failed"), "{text}");
+    assert!(text.contains("the policy watcher was made again"), "{text}");
+
+    std::fs::write(&path, "version: 1\nmetalake: lake\ndefault_catalog: prod\nusers: [{ name: bob }]\n").unwrap();
+    until("the change seen by the new watcher", || shared.state.load().generation == 2).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// How many reloads `shared` has counted, whatever their result.
+fn reloads(shared: &Serving) -> f64 {
+    let text = shared.metrics.render();
+    let values = text.lines().filter(|l| l.starts_with("icegate_policy_reloads_total"));
+    values.filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok()).sum()
+}
+
+/// Triggers that come while the debounce runs are one reload with the first. The debounce
+/// waits on a manual clock (an hour of it) that the test moves: no wall-clock wait.
+#[tokio::test]
+async fn a_burst_of_triggers_within_the_debounce_is_one_reload() {
+    let dir = std::env::temp_dir().join(format!("icegate-reload-debounce-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("policy.yaml");
+    std::fs::write(&path, "version: 1\nmetalake: lake\ndefault_catalog: prod\nusers: [{ name: ann }]\n").unwrap();
+    let clock = Clock::manual();
+    let mut shared = Arc::into_inner(serving(&path, &clock)).unwrap();
+    shared.config.reload.watch = false;
+    shared.config.reload.debounce_ms = 3_600_000;
+    let shared = Arc::new(shared);
+    let (tx, rx) = mpsc::channel(64);
+    let injected = tx.clone();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(triggered(Arc::clone(&shared), tx, rx, async move {
+        let _ = stopped.await;
+    }));
+    for _ in 0..5 {
+        injected.send("watch").await.unwrap();
+        // the reload task takes the trigger (and, were there no debounce, would reload now)
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(reloads(&shared), 0.0, "within the debounce");
+    // One more trigger after the first reload: it is the second reload. Were the burst not
+    // one reload, its later triggers would have made another before this one.
+    for expected in [1.0, 2.0] {
+        if expected > 1.0 {
+            injected.send("watch").await.unwrap();
+            tokio::task::yield_now().await;
+        }
+        clock.advance(Duration::from_secs(3600));
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while reloads(&shared) < expected {
+            assert!(std::time::Instant::now() < deadline, "reload {expected} not made after the debounce");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(reloads(&shared), expected, "{}", shared.metrics.render());
+    }
+    stop.send(()).unwrap();
+    task.await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// (A watcher's error is the test above: the one test that reaches its log line, which a
+/// second test on another thread could make the log filter skip.)
+#[test]
+fn only_changes_of_what_a_load_reads_trigger() {
+    let targets = [Target::of(Path::new("/etc/icegate/policy.yaml"))];
+    assert_eq!(trigger(&modified("/etc/icegate/policy.yaml"), &targets), Some("watch"));
+    assert_eq!(trigger(&modified("/etc/icegate/audit.log"), &targets), None);
+}
