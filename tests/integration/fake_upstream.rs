@@ -142,6 +142,17 @@ impl FakeUpstream {
         }
     }
 
+    /// Waits (at most 5 s) until the upstream has received a request that `what` matches: with
+    /// the served binary, which probes the upstream's readiness on its own, a count of requests
+    /// does not say which arrived.
+    pub async fn until_received(&self, what: impl Fn(&Recorded) -> bool) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !self.log.lock().unwrap().iter().any(&what) {
+            assert!(std::time::Instant::now() < deadline, "the upstream did not receive the request within 5 s");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
     /// The one request forwarded, after any `HEAD`s icegate sent to check names first.
     pub fn only_forwarded(&self) -> Recorded {
         let all = self.requests();
