@@ -3,6 +3,8 @@
 //! here (400), before anything is authorized (DESIGN.md §7).
 
 use super::names::NameError;
+use smallvec::SmallVec;
+use std::borrow::Cow;
 use thiserror::Error;
 
 /// A target that the two sides could read differently (400). Raw input is shown escaped, so a
@@ -53,20 +55,37 @@ pub enum PathError {
     MethodOverride(String),
 }
 
-/// Characters allowed unencoded in a path segment (RFC 3986 pchar, less `;`).
-fn is_pchar(c: char) -> bool {
-    c.is_ascii_alphanumeric() || "-._~!$&'()*+,=:@%".contains(c)
+/// Bytes allowed unencoded in a path segment (RFC 3986 pchar, less `;`); every one is ASCII,
+/// so a segment of them is checked byte by byte (every request reads several).
+#[expect(clippy::indexing_slicing, reason = "INVARIANT: the loop runs `b` over 0..256, the table's indices")]
+static PCHAR: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric()
+            || matches!(c, b'-' | b'.' | b'_' | b'~' | b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',')
+            || matches!(c, b'=' | b':' | b'@' | b'%');
+        b += 1;
+    }
+    table
+};
+
+fn is_pchar(b: u8) -> bool {
+    PCHAR.get(usize::from(b)).copied().unwrap_or(false)
 }
 
 /// Checks a raw path segment's characters, before any decoding.
 pub fn check_raw_segment(segment: &str) -> Result<(), PathError> {
-    if segment.contains(';') {
-        return Err(PathError::Semicolon(segment.to_owned()));
-    }
-    if let Some(ch) = segment.chars().find(|c| !is_pchar(*c)) {
+    if !segment.bytes().all(is_pchar) {
+        if segment.contains(';') {
+            return Err(PathError::Semicolon(segment.to_owned()));
+        }
+        // The first character that is not a pchar (one not ASCII is none).
+        let ch = segment.chars().find(|c| !u8::try_from(*c).is_ok_and(is_pchar)).unwrap_or(char::REPLACEMENT_CHARACTER);
         return Err(PathError::BadCharacter { segment: segment.to_owned(), ch });
     }
-    if segment.contains("%1f") {
+    if segment.contains('%') && segment.contains("%1f") {
         return Err(PathError::LowerCaseSeparator(segment.to_owned()));
     }
     Ok(())
@@ -78,8 +97,13 @@ fn hex(b: u8) -> Option<u8> {
 
 /// Percent-decodes `raw` once, form-style (`+` is a space). `strict` adds the path rules:
 /// no `%25`, and no encoded `/`, `\`, `;` or `#`.
-fn decode(raw: &str, strict: bool) -> Result<String, PathError> {
+fn decode(raw: &str, strict: bool) -> Result<Cow<'_, str>, PathError> {
     let bytes = raw.as_bytes();
+    // Printable ASCII without `%` or `+` decodes to itself, and holds no control character:
+    // the usual name, read without a copy.
+    if bytes.iter().all(|&b| (b' '..=b'~').contains(&b) && b != b'%' && b != b'+') {
+        return Ok(Cow::Borrowed(raw));
+    }
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
@@ -117,11 +141,11 @@ fn decode(raw: &str, strict: bool) -> Result<String, PathError> {
     if text.chars().any(char::is_control) {
         return Err(PathError::Control(raw.to_owned()));
     }
-    Ok(text)
+    Ok(Cow::Owned(text))
 }
 
 /// Decodes one part of a path segment (a whole segment, or one namespace level).
-pub fn decode_path_part(raw: &str) -> Result<String, PathError> {
+pub fn decode_path_part(raw: &str) -> Result<Cow<'_, str>, PathError> {
     let text = decode(raw, true)?;
     if text == "." || text == ".." {
         return Err(PathError::DotSegment(raw.to_owned()));
@@ -132,30 +156,41 @@ pub fn decode_path_part(raw: &str) -> Result<String, PathError> {
 /// Decodes a query-string key or value: malformed escapes, bad UTF-8 and control
 /// characters are refused; `%25` is an ordinary `%` there.
 pub fn decode_query_part(raw: &str) -> Result<String, PathError> {
-    decode(raw, false)
+    decode(raw, false).map(Cow::into_owned)
 }
 
 /// A checked path segment: raw, and its decoded value, or its decoded levels when it may be a
 /// `{namespace}`.
+/// Parts borrow the raw text when it decodes to itself, and one part is held inline: reading
+/// the usual path allocates nothing per segment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Segment<'a> {
     pub raw: &'a str,
-    pub parts: Vec<String>,
+    pub parts: SmallVec<[Cow<'a, str>; 1]>,
 }
 
 impl<'a> Segment<'a> {
     /// A segment that names one thing: a `%1F` in it decodes to a control character (400).
     pub fn read(raw: &'a str) -> Result<Self, PathError> {
         Self::check(raw)?;
-        Ok(Self { raw, parts: vec![decode_path_part(raw)?] })
+        Ok(Self { raw, parts: SmallVec::from_buf([decode_path_part(raw)?]) })
     }
 
     /// A segment that may be a `{namespace}`: levels split on the exact `%1F` before decoding,
     /// as Iceberg's `RESTUtil.decodeNamespace` does.
     pub fn read_levels(raw: &'a str) -> Result<Self, PathError> {
         Self::check(raw)?;
-        let parts = raw.split("%1F").map(decode_path_part).collect::<Result<Vec<_>, _>>()?;
+        let parts = if raw.contains('%') {
+            raw.split("%1F").map(decode_path_part).collect::<Result<_, _>>()?
+        } else {
+            SmallVec::from_buf([decode_path_part(raw)?])
+        };
         Ok(Self { raw, parts })
+    }
+
+    /// The decoded parts, owned (a `{namespace}`'s levels).
+    pub fn owned_parts(&self) -> Vec<String> {
+        self.parts.iter().map(|p| p.as_ref().to_owned()).collect()
     }
 
     fn check(raw: &str) -> Result<(), PathError> {
@@ -168,7 +203,7 @@ impl<'a> Segment<'a> {
     /// The one decoded value of a segment that names one thing.
     pub fn single(&self) -> Result<&str, PathError> {
         match self.parts.as_slice() {
-            [one] => Ok(one),
+            [one] => Ok(one.as_ref()),
             _ => Err(PathError::NotOneLevel(self.raw.to_owned())),
         }
     }
@@ -200,11 +235,37 @@ mod tests {
     use super::*;
 
     fn seg(raw: &str) -> Result<Vec<String>, PathError> {
-        Segment::read(raw).map(|s| s.parts)
+        Segment::read(raw).map(|s| s.owned_parts())
     }
 
     fn levels(raw: &str) -> Result<Vec<String>, PathError> {
-        Segment::read_levels(raw).map(|s| s.parts)
+        Segment::read_levels(raw).map(|s| s.owned_parts())
+    }
+
+    #[test]
+    fn the_pchar_table_is_rfc3986_pchar_less_semicolon() {
+        for b in 0..=255u8 {
+            let pchar = b.is_ascii_alphanumeric() || "-._~!$&'()*+,=:@%".contains(char::from(b));
+            assert_eq!(is_pchar(b), pchar, "byte {b:#04x}");
+        }
+        assert_eq!(
+            check_raw_segment("caf\u{e9}"),
+            Err(PathError::BadCharacter { segment: "caf\u{e9}".into(), ch: '\u{e9}' }),
+            "the first character that is not a pchar is named, not its first byte"
+        );
+        assert!(matches!(check_raw_segment("a b;c"), Err(PathError::Semicolon(_))), "`;` is named first");
+    }
+
+    #[test]
+    fn a_part_that_decodes_to_itself_is_borrowed_and_others_are_decoded() {
+        for raw in ["orders", "x.y", "a:b@c!$&'()*,=~-_", "...", "a b", "~"] {
+            assert!(matches!(decode(raw, true), Ok(Cow::Borrowed(r)) if r == raw), "{raw}");
+        }
+        for (raw, decoded) in [("a+b", "a b"), ("%41", "A"), ("a%2B", "a+")] {
+            assert!(matches!(decode(raw, true), Ok(Cow::Owned(d)) if d == decoded), "{raw}");
+        }
+        assert!(matches!(decode("a\u{7f}", false), Err(PathError::Control(_))), "DEL is a control character");
+        assert!(matches!(decode("a\tb", false), Err(PathError::Control(_))));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use super::names::NameRules;
 use super::path::{PathError, Segment, decode_path_part, decode_query_part, encode, is_unreserved};
 use super::{Namespace, OperationId};
+use std::borrow::Cow;
 
 /// Listener-side settings that change how a target is read.
 #[derive(Clone, Copy, Debug, Default)]
@@ -156,7 +157,7 @@ fn fits(shape: &[Part], segments: &[Segment<'_>]) -> Result<bool, PathError> {
         if let Lit(lit) = part
             && seg.raw != *lit
         {
-            if seg.parts.len() == 1 && seg.parts.first().is_some_and(|p| p == lit) {
+            if seg.parts.len() == 1 && seg.parts.first().is_some_and(|p| p.as_ref() == *lit) {
                 return Err(PathError::EncodedLiteral(seg.raw.to_owned()));
             }
             return Ok(false);
@@ -214,7 +215,10 @@ pub fn classify(method: &str, target: &str, options: &RouteOptions<'_>) -> Resul
         let rules = NameRules { separators: options.namespace_separators, fold_case: true };
         for (part, seg) in shape.iter().zip(segments.iter_mut().skip(skip)) {
             if matches!(part, Ns | Name) {
-                seg.parts = std::mem::take(&mut seg.parts).into_iter().map(|p| rules.fold(p)).collect();
+                seg.parts = std::mem::take(&mut seg.parts)
+                    .into_iter()
+                    .map(|p| Cow::Owned(rules.fold(p.into_owned())))
+                    .collect();
             }
         }
         if let Some(parent) = query.parent.take() {
@@ -235,7 +239,7 @@ pub fn classify(method: &str, target: &str, options: &RouteOptions<'_>) -> Resul
         Route { operation: *operation, prefix, namespace: None, name: None, plan_id: None, query, canonical_path };
     for (part, seg) in shape.iter().zip(objects) {
         match part {
-            Ns => route.namespace = Some(Namespace::new(seg.parts.clone(), options.namespace_separators)?),
+            Ns => route.namespace = Some(Namespace::new(seg.owned_parts(), options.namespace_separators)?),
             Name => {
                 let name = seg.single()?;
                 super::names::check_name(name)?;
@@ -316,7 +320,10 @@ fn parse_query(query: &str, separators: &[String]) -> Result<Query, PathError> {
                 // path, where `%2F` already is: otherwise `a/b` passed and its canonical `a%2Fb`
                 // would not
                 super::path::check_raw_segment(raw_value)?;
-                let levels = raw_value.split("%1F").map(decode_path_part).collect::<Result<Vec<_>, _>>()?;
+                let levels = raw_value
+                    .split("%1F")
+                    .map(|level| decode_path_part(level).map(Cow::into_owned))
+                    .collect::<Result<Vec<_>, _>>()?;
                 q.parent = Some(Namespace::new(levels, separators)?);
             }
             _ => q.pairs.push((key, value)),

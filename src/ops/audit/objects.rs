@@ -11,14 +11,30 @@ use crate::core::iceberg::{Namespace, OperationId, TableIdent};
 /// else the catalog.
 pub fn of_path(route: &Route, catalog: &str) -> Vec<Object> {
     use OperationId as Op;
-    let schema = route.namespace.as_ref().map(|ns| format!("{catalog}.{}", ns.schema_name()));
+    let name = route.name.as_deref();
+    // Built in one allocation: every request names an object.
+    let full_name = |ns: &Namespace, leaf: Option<&str>| {
+        let mut out = String::with_capacity(
+            catalog.len() + 2 + ns.levels().iter().map(|l| l.len() + 1).sum::<usize>() + leaf.map_or(0, str::len),
+        );
+        out.push_str(catalog);
+        for (i, level) in ns.levels().iter().enumerate() {
+            out.push(if i == 0 { '.' } else { ':' });
+            out.push_str(level);
+        }
+        if let Some(leaf) = leaf {
+            out.push('.');
+            out.push_str(leaf);
+        }
+        out
+    };
     let leaf =
-        |kind| schema.as_ref().zip(route.name.as_ref()).map(|(s, n)| Object { kind, full_name: format!("{s}.{n}") });
+        |kind| route.namespace.as_ref().zip(name).map(|(ns, n)| Object { kind, full_name: full_name(ns, Some(n)) });
     let object = match route.operation {
         Op::LoadView | Op::ReplaceView | Op::DropView | Op::ViewExists => leaf("VIEW"),
         Op::LoadFunction => leaf("FUNCTION"),
-        _ if route.name.is_some() => leaf("TABLE"),
-        _ => schema.clone().map(|full_name| Object { kind: "SCHEMA", full_name }),
+        _ if name.is_some() => leaf("TABLE"),
+        _ => route.namespace.as_ref().map(|ns| Object { kind: "SCHEMA", full_name: full_name(ns, None) }),
     };
     match object {
         Some(o) => vec![o],
