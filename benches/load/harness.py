@@ -459,10 +459,54 @@ def report(args, results, idle, stream, peak, policy=None):
     text = "\n".join(lines) + "\n"
     with open(args.out, "w") as f:
         f.write(text)
+    if results and not args.only:
+        append_history(args, now, results)
     with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
         json.dump({"results": results, "idle": idle, "stream": stream, "peak_rss_kb": peak, "policy_load": policy},
                   f, indent=1)
     print(text)
+
+
+HISTORY_HEAD = """# Load harness history
+
+One row per full run of `bash benches/load/run.sh` (the harness appends it; `results.md` holds the
+last run whole): icegate's throughput over the bare control's for each scenario, and the added
+p50 at one connection of the small list, icegate's over the control's (issue 18's targets:
+(a) >= 0.8x, (b) >= 0.85x, b1's added p50 <= 1.5x). The commit is the one the binaries were
+built from (`+` when the tree had uncommitted changes); the rows before 2026-12-03 evening,
+added from git history, name the commit that recorded the run.
+
+| date | commit | load avg before / after | (a) | (b) | (c) | (d) | (e) | (a1) | (b1) | b1 added p50 |
+|---|---|---|---|---|---|---|---|---|---|---|
+"""
+
+
+def append_history(args, now, results):
+    """Appends this run's ratios to history.md beside the results file."""
+    path = os.path.join(os.path.dirname(os.path.abspath(args.out)), "history.md")
+    try:
+        commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", HERE, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        commit += "+" if dirty else ""
+    except (OSError, subprocess.CalledProcessError):
+        commit = "?"
+    ratios = []
+    for name in ["a", "b", "c", "d", "e", "a1", "b1"]:
+        r = results.get(name)
+        ratios.append(f"{r['median']['icegate']['rps'] / r['median']['control']['rps']:.2f}×" if r else "")
+    added = ""
+    if "b1" in results:
+        m = results["b1"]["median"]
+        d = m["direct"]["p50_us"]
+        added = f"{(m['icegate']['p50_us'] - d) / max(m['control']['p50_us'] - d, 1):.2f}×"
+    row = f"| {now} | {commit} | {args.load[0]:.2f} / {args.load[1]:.2f} | " + " | ".join(ratios) + f" | {added} |\n"
+    new = not os.path.exists(path)
+    with open(path, "a") as f:
+        if new:
+            f.write(HISTORY_HEAD)
+        f.write(row)
 
 
 def main():
