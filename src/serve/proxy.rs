@@ -64,6 +64,7 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<i
     cx.answered(response.status().as_u16());
     shared.audit.emit(&cx.audit);
     crate::serve::observe::observe(&shared, &state, &mut cx);
+    crate::serve::state::retire(state);
     response
 }
 

@@ -175,3 +175,58 @@ fn rand_secret() -> [u8; 32] {
     use chacha20poly1305::aead::{KeyInit, OsRng};
     chacha20poly1305::ChaCha20Poly1305::generate_key(&mut OsRng).into()
 }
+
+/// Lets go of a request's decision state. The last holder of a replaced state frees it, and
+/// with it a whole policy snapshot: for a large policy, millions of allocations, during which
+/// a one-thread runtime would serve nothing. That holder hands it to the blocking pool instead;
+/// whether this call did is returned.
+pub fn retire(state: Arc<DecisionState>) -> bool {
+    let Some(last) = Arc::into_inner(state) else { return false };
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => {
+            runtime.spawn_blocking(move || drop(last));
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> Arc<DecisionState> {
+        let text = "version: 1\nmetalake: lake\nusers: [{name: alice}]\n";
+        Arc::new(DecisionState {
+            snapshot: Arc::new(crate::core::policy::load_str("p.yaml", text).unwrap().snapshot),
+            generation: 1,
+            loaded_at: std::time::SystemTime::now(),
+            shadow: None,
+            owners: Arc::default(),
+            owners_version: 0,
+        })
+    }
+
+    #[tokio::test]
+    async fn the_last_holder_of_a_replaced_state_hands_it_to_the_blocking_pool() {
+        let held = state();
+        let snapshot = Arc::downgrade(&held.snapshot);
+        let request = Arc::clone(&held);
+        assert!(!retire(request), "another holder (the ArcSwap, or another request) keeps it");
+        assert!(snapshot.upgrade().is_some());
+        assert!(retire(held), "the last holder hands it over");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while snapshot.upgrade().is_some() {
+            assert!(std::time::Instant::now() < deadline, "the blocking pool never freed it");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
+
+    #[test]
+    fn outside_a_runtime_it_is_freed_where_it_is_let_go() {
+        let held = state();
+        let snapshot = Arc::downgrade(&held.snapshot);
+        assert!(!retire(held));
+        assert!(snapshot.upgrade().is_none());
+    }
+}
