@@ -182,6 +182,7 @@ fn triggered<H: Host>(
     drop(tx);
     let debounce = Duration::from_millis(reload.debounce_ms);
     async move {
+        let mut retry = WATCH_RETRY_FIRST;
         tokio::pin!(shutdown);
         loop {
             let trigger = tokio::select! {
@@ -202,6 +203,16 @@ fn triggered<H: Host>(
                 watcher = watch(&*shared, tx.clone());
                 if watcher.is_some() {
                     tracing::info!("the policy watcher was made again");
+                    retry = WATCH_RETRY_FIRST;
+                } else {
+                    // No other trigger may come (polling is off by default): try again later,
+                    // less often each time.
+                    let (tx, clock, wait) = (tx.clone(), shared.clock().clone(), retry);
+                    tokio::spawn(async move {
+                        crate::ops::timer::sleep(&clock, wait).await;
+                        let _ = tx.send(WATCH_RETRY).await;
+                    });
+                    retry = (retry * 2).min(WATCH_RETRY_MAX);
                 }
             }
             tracing::debug!(trigger, "reloading the policy");
@@ -232,7 +243,9 @@ fn watch(shared: &impl Host, tx: mpsc::Sender<&'static str>) -> Option<notify::R
     let audit_dir = shared.config().audit.file.as_deref().map(watched_dir);
     for target in &targets {
         if let Err(e) = watcher.watch(&target.dir, notify::RecursiveMode::NonRecursive) {
-            tracing::error!(path = %target.dir.display(), error = %e, "cannot watch the policy directory");
+            // None, not a watcher missing a directory: the caller tries again.
+            tracing::error!(path = %target.dir.display(), error = %e, "cannot watch the policy directory; trying again later");
+            return None;
         }
         // The kernel reports every write in a watched directory: filtered here, but only after
         // the watch thread has woken for it, once per audited request.
@@ -250,10 +263,21 @@ fn watch(shared: &impl Host, tx: mpsc::Sender<&'static str>) -> Option<notify::R
 /// change may have been missed).
 const WATCH_FAILED: &str = "watch failed";
 
+/// The trigger of a later attempt to make a watcher that could not be made.
+const WATCH_RETRY: &str = "watch retry";
+const WATCH_RETRY_FIRST: Duration = Duration::from_secs(1);
+const WATCH_RETRY_MAX: Duration = Duration::from_secs(30);
+
 /// What a watch event triggers: `watch` for a change of what a load reads, [`WATCH_FAILED`]
-/// when the watcher reports an error (which is logged); nothing for any other event.
+/// when the watcher reports an error (which is logged) or a watched directory itself is removed
+/// (its watch is gone with it: a directory made again in its place is not watched); nothing for
+/// any other event.
 fn trigger(event: &notify::Result<notify::Event>, targets: &[Target]) -> Option<&'static str> {
     match event {
+        Ok(e) if e.kind.is_remove() && e.paths.iter().any(|p| targets.iter().any(|t| t.dir == *p)) => {
+            tracing::warn!("the watched policy directory was removed; watching it again when it is back");
+            Some(WATCH_FAILED)
+        }
         Ok(e) if !e.kind.is_access() && concerns_policy(&e.paths, targets) => Some("watch"),
         Ok(_) => None,
         Err(e) => {

@@ -125,6 +125,41 @@ async fn a_watcher_that_failed_is_reported_made_again_and_sees_a_later_change() 
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Regression: removing the watched directory itself ended its watch for good, so a directory
+/// made again in its place (`rm -rf` and a copy) was never watched. Its removal is a watch
+/// failure now, and a watch that cannot be made yet is tried again later.
+#[tokio::test]
+async fn a_policy_directory_removed_and_made_again_is_watched_again() {
+    let dir = std::env::temp_dir().join(format!("icegate-reload-dir-removed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("policy.yaml");
+    std::fs::write(&path, "version: 1\nmetalake: lake\ndefault_catalog: prod\nusers: [{ name: ann }]\n").unwrap();
+    let shared = serving(&path, &Clock::real());
+    let (tx, rx) = mpsc::channel(64);
+    tokio::spawn(triggered(Arc::clone(&shared), tx, rx, std::future::pending()));
+
+    std::fs::remove_dir_all(&dir).unwrap();
+    // the policy's removal is seen (a reload fails; the last good policy serves) ...
+    until("the removal seen", || shared.health.stale.load(Ordering::Relaxed)).await;
+    // ... and the watcher cannot be made while the directory is missing
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(&path, "version: 1\nmetalake: lake\ndefault_catalog: prod\nusers: [{ name: bob }]\n").unwrap();
+    until("the new directory's policy loaded", || shared.state.load().generation == 2).await;
+    assert!(!shared.health.stale.load(Ordering::Relaxed));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_removal_of_a_watched_directory_is_a_watch_failure() {
+    let targets = [Target::of(Path::new("/etc/icegate/policy.yaml"))];
+    let removed = |path: &str| {
+        Ok(notify::Event::new(notify::EventKind::Remove(notify::event::RemoveKind::Folder)).add_path(path.into()))
+    };
+    assert_eq!(trigger(&removed("/etc/icegate"), &targets), Some(WATCH_FAILED));
+    assert_eq!(trigger(&removed("/etc/icegate/old"), &targets), None, "another directory in it");
+}
+
 /// How many reloads `shared` has counted, whatever their result.
 fn reloads(shared: &Serving) -> f64 {
     let text = shared.metrics.render();
