@@ -170,47 +170,39 @@ impl Scanner<'_> {
     }
 
     /// Where the array or object whose opening bracket is at `start` ends. Most of a large
-    /// response passes through here, so it walks the token starts of [`Blocks`] (the
-    /// `reference` scanner is the same grammar, written plainly): after an opening bracket or
-    /// a separator comes a value or a closing bracket, after a value a separator or a closing
-    /// bracket, and each closing bracket matches the innermost open one.
+    /// response passes through here, so the grammar (the `reference` scanner's, written
+    /// plainly there) is checked by [`Blocks`] in bit arithmetic, 64 bytes at a time; what
+    /// is left to do in order is to match the brackets, up to a block's first error.
     fn container(&mut self, start: usize) -> Result<usize, EnvelopeError> {
+        let bytes = self.bytes;
         let closers = &mut self.closers;
         closers.clear();
-        let mut blocks = Blocks::new(self.bytes);
+        let mut blocks = Blocks::new(bytes);
         let mut at = start - start % BLOCK;
         let mut from = start % BLOCK;
-        let mut expect_value = true;
-        // The last string's opening quote: where an input that ends inside it is malformed.
-        let mut quote = start;
         loop {
-            let Some(Block { bytes, mut tokens }) = blocks.read(at, from) else {
-                let end = if blocks.in_string() { quote } else { self.bytes.len() };
-                return Err(EnvelopeError::Malformed(end));
+            let Some(Block { brackets, errors }) = blocks.read(at, from) else {
+                return Err(EnvelopeError::Malformed(blocks.open_string().unwrap_or(bytes.len())));
             };
-            while tokens != 0 {
-                let bit = tokens.trailing_zeros() as usize % BLOCK;
-                tokens &= tokens - 1;
-                let byte = bytes.get(bit).copied().unwrap_or(0);
-                let i = at + bit;
-                match CLASS.get(usize::from(byte)).copied().unwrap_or(OTHER) {
+            // The brackets below the block's first error, if it has one.
+            let mut brackets = brackets & (errors & errors.wrapping_neg()).wrapping_sub(1);
+            while brackets != 0 {
+                let i = at + brackets.trailing_zeros() as usize;
+                brackets &= brackets - 1;
+                match bytes.get(i).copied() {
                     // `{` + 2 is `}`, `[` + 2 is `]`.
-                    OPEN if expect_value => closers.push(byte + 2),
-                    CLOSE if closers.last() == Some(&byte) => {
+                    Some(open @ (b'{' | b'[')) => closers.push(open + 2),
+                    close if close.is_some() && closers.last() == close.as_ref() => {
                         closers.pop();
                         if closers.is_empty() {
                             return Ok(i + 1);
                         }
-                        expect_value = false;
                     }
-                    QUOTE if expect_value => {
-                        quote = i;
-                        expect_value = false;
-                    }
-                    SCALAR if expect_value => expect_value = false,
-                    SEPARATOR if !expect_value => expect_value = true,
                     _ => return Err(EnvelopeError::Malformed(i)),
                 }
+            }
+            if errors != 0 {
+                return Err(EnvelopeError::Malformed(at + errors.trailing_zeros() as usize));
             }
             at += BLOCK;
             from = 0;

@@ -22,45 +22,66 @@ pub(super) struct Blocks<'a> {
     in_string: u64,
     /// 1 if the last block's last byte is a scalar character.
     scalar: u64,
+    /// 1 if the next block's first token follows a value or a closing bracket.
+    after_value: u64,
+    /// 1 if the next block's first token follows an opening bracket or a separator.
+    after_open: u64,
+    /// Where the last string read so far opens.
+    last_string: usize,
 }
 
-/// One block: its bytes (zeros past the input's end) and where its tokens start.
+/// What the scanner's walk needs of one block: where its brackets are, and where the grammar
+/// is broken (a byte of class `OTHER`, a value or an opening bracket after a value, a
+/// separator where a value belongs). Brackets are matched by the walk, in order, up to the
+/// first error.
 #[derive(Debug)]
 pub(super) struct Block {
-    pub bytes: [u8; BLOCK],
-    pub tokens: u64,
+    pub brackets: u64,
+    pub errors: u64,
 }
 
 impl<'a> Blocks<'a> {
     /// Blocks of `bytes` read from a point outside any string.
     pub(super) fn new(bytes: &'a [u8]) -> Self {
-        Self { bytes, escaped: 0, in_string: 0, scalar: 0 }
+        Self { bytes, escaped: 0, in_string: 0, scalar: 0, after_value: 0, after_open: 0, last_string: 0 }
     }
 
-    /// Whether the input ended inside a string (after the last block read).
-    pub(super) fn in_string(&self) -> bool {
-        self.in_string != 0
+    /// Where the string that the input ends inside opens, if it does (after the last block
+    /// read).
+    pub(super) fn open_string(&self) -> Option<usize> {
+        (self.in_string != 0).then_some(self.last_string)
     }
 
     /// The block starting at `at` (a multiple of [`BLOCK`]), ignoring its bytes before bit
-    /// `from`; `None` past the input's end. The input's last, shorter block reads as if zeros
-    /// followed it: outside a string a zero is a token of class `OTHER` at the input's end.
+    /// `from` (the container's opening bracket); `None` past the input's end. The input's
+    /// last, shorter block reads as if zeros followed it: outside a string a zero is of class
+    /// `OTHER`, an error at the input's end.
     #[inline(always)]
     pub(super) fn read(&mut self, at: usize, from: usize) -> Option<Block> {
-        let bytes = match self.bytes.get(at..at + BLOCK) {
-            Some(whole) => <[u8; BLOCK]>::try_from(whole).unwrap_or([0; BLOCK]),
-            None => padded(self.bytes.get(at..).filter(|tail| !tail.is_empty())?),
+        let c = match self.bytes.get(at..at + BLOCK).and_then(|whole| <&[u8; BLOCK]>::try_from(whole).ok()) {
+            Some(whole) => Classes::of(whole),
+            None => Classes::of(&padded(self.bytes.get(at..).filter(|tail| !tail.is_empty())?)),
         };
-        let classes = Classes::of(&bytes);
         let live = u64::MAX << (from % BLOCK);
-        let quotes = classes.quotes & live & !self.escapes(classes.backslashes & live);
+        let quotes = c.quotes & live & !self.escapes(c.backslashes & live);
         let in_string = prefix_xor(quotes) ^ self.in_string;
         self.in_string = 0u64.wrapping_sub(in_string >> 63);
-        let scalar_rest = classes.scalars & (classes.scalars << 1 | self.scalar);
-        self.scalar = classes.scalars >> 63;
         let opening = quotes & in_string;
-        let outside = !(in_string | quotes | classes.whitespace | scalar_rest);
-        Some(Block { bytes, tokens: (opening | outside) & live })
+        if opening != 0 {
+            self.last_string = at + (63 - opening.leading_zeros() as usize);
+        }
+        let scalar_rest = c.scalars & (c.scalars << 1 | self.scalar);
+        self.scalar = c.scalars >> 63;
+        // Outside strings, and not a string's closing quote.
+        let outside = !(in_string | quotes) & live;
+        let tokens = opening | (outside & !(c.whitespace | scalar_rest));
+        let values = opening | (outside & c.scalars & !scalar_rest);
+        let (open, close, separators) = (c.open & outside, c.close & outside, c.separators & outside);
+        let other = tokens & !(values | open | close | separators);
+        let after_value = follow(values | close, &mut self.after_value, tokens);
+        let after_open = follow(open | separators, &mut self.after_open, tokens);
+        let errors = other | (after_value & (values | open)) | (after_open & separators);
+        Some(Block { brackets: open | close, errors })
     }
 
     /// The characters escaped by a backslash run of odd length (simdjson's branchless
@@ -74,6 +95,15 @@ impl<'a> Blocks<'a> {
         self.escaped = u64::from(carry);
         (EVEN ^ (even_runs << 1)) & follows
     }
+}
+
+/// The tokens that come next after each token of `these`: a bit moved one up and carried
+/// through the run of non-tokens above it lands on the next token. `carry` is 1 where the
+/// next token lies in a later block.
+fn follow(these: u64, carry: &mut u64, tokens: u64) -> u64 {
+    let (landed, overflow) = (these << 1 | *carry).overflowing_add(!tokens);
+    *carry = these >> 63 | u64::from(overflow);
+    landed & tokens
 }
 
 #[cold]
@@ -100,32 +130,37 @@ struct Classes {
     backslashes: u64,
     whitespace: u64,
     scalars: u64,
+    open: u64,
+    close: u64,
+    separators: u64,
 }
 
 impl Classes {
     #[inline(always)]
     fn of(block: &[u8; BLOCK]) -> Self {
-        let mut classes = Self { quotes: 0, backslashes: 0, whitespace: 0, scalars: 0 };
+        let mut c = Self { quotes: 0, backslashes: 0, whitespace: 0, scalars: 0, open: 0, close: 0, separators: 0 };
         for (k, lane) in block.chunks_exact(16).enumerate() {
             let v = i8x16::from_ne_bytes(<[u8; 16]>::try_from(lane).unwrap_or_default());
-            let eq = |b: u8| v.simd_eq(i8x16::splat(b as i8));
+            let eq = |v: i8x16, b: u8| v.simd_eq(i8x16::splat(b as i8));
             // `lo..=hi` as one signed comparison: the range moved to the bottom of i8.
             let within = |v: i8x16, lo: u8, hi: u8| {
-                (v + i8x16::splat(0x80u8.wrapping_sub(lo) as i8)).simd_le(i8x16::splat(i8::MIN + (hi - lo) as i8))
+                (v + i8x16::splat(0x80u8.wrapping_sub(lo) as i8)).simd_lt(i8x16::splat(i8::MIN + (hi - lo + 1) as i8))
             };
-            let whitespace = eq(b' ') | eq(b'\r') | within(v, b'\t', b'\n');
-            // Upper and lower case letters, as one range once bit 5 is set.
-            let letters = within(v | i8x16::splat(0x20), b'a', b'z');
+            // With bit 5 set, upper case letters are lower case, `[` is `{` and `]` is `}`.
+            let folded = v | i8x16::splat(0x20);
+            let comma = eq(v, b',');
             // `+` `,` `-` `.` less the separator `,`.
-            let signs = within(v, b'+', b'.') & !eq(b',');
-            let scalars = within(v, b'0', b'9') | letters | signs;
+            let scalars = within(v, b'0', b'9') | within(folded, b'a', b'z') | (within(v, b'+', b'.') & !comma);
             let bits = |m: i8x16| u64::from(m.to_bitmask()) << (16 * k);
-            classes.quotes |= bits(eq(b'"'));
-            classes.backslashes |= bits(eq(b'\\'));
-            classes.whitespace |= bits(whitespace);
-            classes.scalars |= bits(scalars);
+            c.quotes |= bits(eq(v, b'"'));
+            c.backslashes |= bits(eq(v, b'\\'));
+            c.whitespace |= bits(eq(v, b' ') | eq(v, b'\r') | within(v, b'\t', b'\n'));
+            c.scalars |= bits(scalars);
+            c.open |= bits(eq(folded, b'{'));
+            c.close |= bits(eq(folded, b'}'));
+            c.separators |= bits(comma | eq(v, b':'));
         }
-        classes
+        c
     }
 }
 
@@ -180,6 +215,9 @@ mod tests {
                 assert_eq!(bit(classes.scalars), class == super::super::SCALAR, "{b:#x}");
                 assert_eq!(bit(classes.quotes), b == b'"', "{b:#x}");
                 assert_eq!(bit(classes.backslashes), b == b'\\', "{b:#x}");
+                assert_eq!(bit(classes.open), class == super::super::OPEN, "{b:#x}");
+                assert_eq!(bit(classes.close), class == super::super::CLOSE, "{b:#x}");
+                assert_eq!(bit(classes.separators), class == super::super::SEPARATOR, "{b:#x}");
             }
         }
     }
