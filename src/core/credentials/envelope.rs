@@ -90,7 +90,7 @@ pub fn parse<T: serde::de::DeserializeOwned>(
 struct Scanner<'a> {
     bytes: &'a [u8],
     at: usize,
-    /// The closing brackets `value` still expects, innermost last; kept between values so
+    /// The closing brackets `container` still expects, innermost last; kept between values so
     /// that a response costs one allocation, not one per nested value.
     closers: Vec<u8>,
     marks: Marks,
@@ -189,10 +189,10 @@ impl Scanner<'_> {
             while brackets != 0 {
                 let i = at + brackets.trailing_zeros() as usize;
                 brackets &= brackets - 1;
-                match bytes.get(i).copied() {
+                match bytes.get(i).copied().unwrap_or(0) {
                     // `{` + 2 is `}`, `[` + 2 is `]`.
-                    Some(open @ (b'{' | b'[')) => closers.push(open + 2),
-                    close if close.is_some() && closers.last() == close.as_ref() => {
+                    open @ (b'{' | b'[') => closers.push(open + 2),
+                    close if closers.last() == Some(&close) => {
                         closers.pop();
                         if closers.is_empty() {
                             return Ok(i + 1);

@@ -1,12 +1,20 @@
-//! Where the tokens of a JSON value start, 64 bytes at a time: each block's quotes,
-//! backslashes, whitespace and scalar characters found sixteen bytes at a time (SIMD through
-//! `wide`, whose `unsafe` is its own), then, in u64 arithmetic, which characters are escaped,
-//! which lie inside strings, and so which bytes begin a token (simdjson's stage 1).
+//! The grammar of a JSON container, 64 bytes at a time: each block's quotes, backslashes,
+//! whitespace, scalar characters, brackets and separators found sixteen bytes at a time (SIMD
+//! through `wide`, whose `unsafe` is its own, with SSE2's comparisons only), then, in u64
+//! arithmetic, which characters are escaped, which lie inside strings (simdjson's stage 1),
+//! where tokens start and which of them break the grammar.
 //!
-//! A token is what the scanner's grammar steps over: a string's opening quote, the first
-//! character of a scalar, a bracket, a separator, or a byte of class `OTHER` (which the grammar
-//! refuses). Whitespace, a string's content and closing quote, and the rest of a scalar are not
-//! tokens, so the walk over a block's token bits skips them without reading them.
+//! A token is a string's opening quote, the first character of a scalar, a bracket, a
+//! separator, or a byte of class `OTHER`; whitespace, a string's content and closing quote and
+//! the rest of a scalar are not. The grammar is the `reference` scanner's: after a value or a
+//! closing bracket comes a separator or a closing bracket, after an opening bracket or a
+//! separator a value, an opening or a closing bracket. Only the matching of brackets needs an
+//! order, a stack: the scanner walks the brackets' bits for it.
+//!
+//! Counted by callgrind, this is more instructions than the loop over tokens it replaced
+//! (~312k against ~284k per 20 KB loadTable served: SSE2 has no byte shuffle for a class
+//! table, and its two-operand form copies registers); timed, it is faster (the 5 MB rewrite
+//! at ~2.5 against ~2.0 GiB/s), as it has no branch per token to mispredict.
 
 use wide::i8x16;
 
