@@ -3,10 +3,12 @@
 //! the table's `location` and `properties`) are parsed; `metadata` is walked once, to find its
 //! end and those two members, and passes through byte for byte.
 
+use blocks::{BLOCK, Block, Blocks};
 use marks::Marks;
 use std::ops::Range;
 use thiserror::Error;
 
+mod blocks;
 mod marks;
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -88,7 +90,7 @@ pub fn parse<T: serde::de::DeserializeOwned>(
 struct Scanner<'a> {
     bytes: &'a [u8],
     at: usize,
-    /// The closing brackets `value` still expects, innermost last; kept between values so
+    /// The closing brackets `container` still expects, innermost last; kept between values so
     /// that a response costs one allocation, not one per nested value.
     closers: Vec<u8>,
     marks: Marks,
@@ -155,47 +157,55 @@ impl Scanner<'_> {
 
     /// Any value at the cursor, by structure alone: strings end where they end, brackets
     /// balance and match, and a scalar is a run of the characters a literal or number uses.
-    /// Most of a large response passes through here, so it works on a local index and one
-    /// table lookup per token (the `reference` scanner is the same grammar, written plainly).
     fn value(&mut self) -> Result<(), EnvelopeError> {
         let bytes = self.bytes;
-        let mut i = self.at;
-        self.closers.clear();
+        let (i, class) = token(bytes, self.at);
+        self.at = match class {
+            QUOTE => self.marks.string_end(bytes, i)?,
+            OPEN => self.container(i)?,
+            SCALAR => scalar_end(bytes, i),
+            _ => return Err(EnvelopeError::Malformed(i)),
+        };
+        Ok(())
+    }
+
+    /// Where the array or object whose opening bracket is at `start` ends. Most of a large
+    /// response passes through here, so the grammar (the `reference` scanner's, written
+    /// plainly there) is checked by [`Blocks`] in bit arithmetic, 64 bytes at a time; what
+    /// is left to do in order is to match the brackets, up to a block's first error.
+    fn container(&mut self, start: usize) -> Result<usize, EnvelopeError> {
+        let bytes = self.bytes;
+        let closers = &mut self.closers;
+        closers.clear();
+        let mut blocks = Blocks::new(bytes);
+        let mut at = start - start % BLOCK;
+        let mut from = start % BLOCK;
         loop {
-            let (at, class) = token(bytes, i);
-            i = at;
-            match class {
-                QUOTE => i = self.marks.string_end(bytes, i)?,
-                OPEN => {
+            let Some(Block { brackets, errors }) = blocks.read(at, from) else {
+                return Err(EnvelopeError::Malformed(blocks.open_string().unwrap_or(bytes.len())));
+            };
+            // The brackets below the block's first error, if it has one.
+            let mut brackets = brackets & (errors & errors.wrapping_neg()).wrapping_sub(1);
+            while brackets != 0 {
+                let i = at + brackets.trailing_zeros() as usize;
+                brackets &= brackets - 1;
+                match bytes.get(i).copied().unwrap_or(0) {
                     // `{` + 2 is `}`, `[` + 2 is `]`.
-                    self.closers.push(bytes.get(i).map_or(0, |b| b + 2));
-                    i += 1;
-                    continue;
-                }
-                CLOSE if self.closers.last() == bytes.get(i) => {
-                    self.closers.pop();
-                    i += 1;
-                }
-                SCALAR => {
-                    i += 1;
-                    while class_at(bytes, i) == SCALAR {
-                        i += 1;
+                    open @ (b'{' | b'[') => closers.push(open + 2),
+                    close if closers.last() == Some(&close) => {
+                        closers.pop();
+                        if closers.is_empty() {
+                            return Ok(i + 1);
+                        }
                     }
+                    _ => return Err(EnvelopeError::Malformed(i)),
                 }
-                _ => return Err(EnvelopeError::Malformed(i)),
             }
-            if self.closers.is_empty() {
-                self.at = i;
-                return Ok(());
+            if errors != 0 {
+                return Err(EnvelopeError::Malformed(at + errors.trailing_zeros() as usize));
             }
-            // Inside a container: the next token is a separator, or its end.
-            let (at, class) = token(bytes, i);
-            i = at;
-            match class {
-                SEPARATOR => i += 1,
-                CLOSE => {}
-                _ => return Err(EnvelopeError::Malformed(i)),
-            }
+            at += BLOCK;
+            from = 0;
         }
     }
 }
@@ -252,6 +262,14 @@ fn skip_ws(bytes: &[u8], i: usize) -> usize {
     token(bytes, i).0
 }
 
+/// Where the scalar starting at `i` ends: the first byte after it that is not a scalar's.
+fn scalar_end(bytes: &[u8], mut i: usize) -> usize {
+    while class_at(bytes, i) == SCALAR {
+        i += 1;
+    }
+    i
+}
+
 /// A member's key from its quoted form. A key without escapes (all of them, in practice) is
 /// its bytes; one with escapes goes through serde_json. Both refuse what serde_json refuses:
 /// control characters and bytes that are not UTF-8.
@@ -267,169 +285,4 @@ fn decode_key(quoted: &[u8]) -> Option<String> {
 mod reference;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn keys(members: &[Member]) -> Vec<&str> {
-        members.iter().map(|m| m.key.as_str()).collect()
-    }
-
-    #[test]
-    fn members_and_metadata_members_are_found_with_their_spans() {
-        let body = br#" { "metadata-location":"m.json", "metadata" : {"location":"s3://b/t","a":[1,{"x":"}"}],"properties":{"k":"v"}},
-            "config":{"token":"t\"}"}, "e\u0301":null } "#;
-        let env = Envelope::scan(body).unwrap();
-        assert_eq!(keys(&env.members), ["metadata-location", "metadata", "config", "e\u{301}"]);
-        assert_eq!(keys(&env.metadata), ["location", "a", "properties"]);
-        let config = env.member("config").unwrap();
-        assert_eq!(&body[config.value.clone()], br#"{"token":"t\"}"}"#);
-        assert_eq!(&body[config.span.clone()], br#""config":{"token":"t\"}"}"#);
-        let location: String = parse(body, env.metadata_member("location").unwrap(), "a string").unwrap();
-        assert_eq!(location, "s3://b/t");
-    }
-
-    #[test]
-    fn a_broken_envelope_is_refused() {
-        for bad in [
-            &b"[1]"[..],
-            b"",
-            b"{",
-            br#"{"a":1"#,
-            br#"{"a":[1}"#,
-            br#"{"a":{"b":1]}"#,
-            br#"{"a":"x}"#,
-            br#"{"a":1} x"#,
-            br#"{"a" 1}"#,
-            br#"{"a":1,}"#,
-            br#"{a:1}"#,
-            br#"{"a":1 2}"#,
-            br#"{"metadata":{"x":[1,2}}"#,
-        ] {
-            assert!(Envelope::scan(bad).is_err(), "{}", String::from_utf8_lossy(bad));
-        }
-    }
-
-    /// Where the value at `at` ends, by the fast scanner.
-    fn value_end(bytes: &[u8], at: usize) -> Result<usize, EnvelopeError> {
-        let mut s = Scanner { bytes, at, closers: Vec::new(), marks: Marks::default() };
-        s.value()?;
-        Ok(s.at)
-    }
-
-    /// Bytes that make up JSON's structure, and some that break it.
-    const PIECES: [&[u8]; 22] = [
-        b"{",
-        b"}",
-        b"[",
-        b"]",
-        b"\"",
-        b"\\",
-        b"\\\"",
-        b",",
-        b":",
-        b" ",
-        b"\n",
-        b"a",
-        b"1",
-        b"-2.5e+3",
-        b"true",
-        b"null",
-        b"\"k\":",
-        b"\"plain string of some length\"",
-        b"\xc3\xa9",
-        b"\x01",
-        b"/",
-        b"#",
-    ];
-
-    /// Values of up to 40 [`PIECES`].
-    fn jsonish() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
-        proptest::collection::vec(proptest::sample::select(PIECES.to_vec()), 0..40).prop_map(|p| p.concat())
-    }
-
-    /// [`jsonish`] at the lengths where strings cross the 64-byte blocks of [`Marks`], with long
-    /// runs of string content, backslash runs of both parities, more multi-byte UTF-8 and bytes
-    /// that are not UTF-8.
-    fn jsonish_long() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
-        let mut pieces = PIECES.to_vec();
-        pieces.extend_from_slice(&[
-            b"\\\\",
-            b"\\\\\"",
-            b"s3://lake/wh/db/t/metadata/snap-1-1-4d3c2b1a.avro",
-            b"a plain run of string content that is longer than one block of sixty-four bytes",
-            b"\xf0\x9f\x98\x80",
-            b"\xff\xfe",
-        ]);
-        proptest::collection::vec(proptest::sample::select(pieces), 0..120).prop_map(|p| p.concat())
-    }
-
-    use proptest::prelude::*;
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
-
-        #[test]
-        fn long_values_end_and_fail_where_the_reference_does(bytes in jsonish_long(), at in 0usize..80) {
-            prop_assert_eq!(value_end(&bytes, at), reference::value_end(&bytes, at));
-        }
-    }
-
-    proptest! {
-        #[test]
-        fn the_fast_scanner_ends_and_fails_where_the_reference_does(bytes in jsonish(), at in 0usize..4) {
-            prop_assert_eq!(value_end(&bytes, at), reference::value_end(&bytes, at));
-        }
-
-        #[test]
-        fn keys_decode_as_serde_json_decodes_them(bytes in proptest::collection::vec(any::<u8>(), 0..24), escaped in any::<bool>()) {
-            let mut quoted = vec![b'"'];
-            quoted.extend(bytes.iter().filter(|&&b| b != b'"' && (escaped || b != b'\\')));
-            quoted.push(b'"');
-            prop_assert_eq!(decode_key(&quoted), serde_json::from_slice::<String>(&quoted).ok());
-        }
-    }
-
-    #[test]
-    fn a_realistic_response_scans_as_the_reference_scans_it() {
-        let body = serde_json::json!({
-            "metadata-location": "s3://b/t/metadata/00001.json",
-            "metadata": {"location": "s3://b/t", "schemas": [{"fields": [{"id": 1, "name": "a \"quoted\" \\ name", "required": true, "type": "long"}]}],
-                         "snapshots": [{"snapshot-id": -12, "summary": {"x": "{[\"]}"}}], "properties": {"k": "v"}},
-            "config": {"token": "t"},
-        })
-        .to_string();
-        let bytes = body.as_bytes();
-        for at in 0..bytes.len() {
-            assert_eq!(value_end(bytes, at), reference::value_end(bytes, at), "at {at}");
-        }
-    }
-
-    /// A string whose end lies at each offset of a block, and one that runs out at the input's
-    /// end in each position: the bit search of [`Marks`] crosses blocks as the byte loop does.
-    #[test]
-    fn strings_end_where_the_reference_ends_them_at_every_block_offset() {
-        for pad in 0..130 {
-            for body in [&b"x"[..], b"\\\"", b"\\\\", b"\\"] {
-                let mut bytes = vec![b' '; pad];
-                bytes.extend_from_slice(b"[\"");
-                bytes.extend_from_slice(body);
-                for closed in [true, false] {
-                    let mut input = bytes.clone();
-                    if closed {
-                        input.extend_from_slice(b"\"]");
-                    }
-                    assert_eq!(value_end(&input, pad), reference::value_end(&input, pad), "pad {pad} {input:?}");
-                    assert_eq!(value_end(&input, 0), reference::value_end(&input, 0));
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn duplicate_keys_are_refused_even_when_escaped_differently() {
-        let err = Envelope::scan(br#"{"config":{},"con\u0066ig":{"s3.secret-access-key":"x"}}"#).unwrap_err();
-        assert_eq!(err, EnvelopeError::Duplicate(13));
-        assert!(!err.to_string().contains("config"), "the upstream's key is not quoted: {err}");
-        assert!(Envelope::scan(br#"{"metadata":{"location":"a","location":"b"}}"#).is_err());
-    }
-}
+mod tests;

@@ -1,15 +1,15 @@
 //! Where the strings of a response end: the quotes and backslashes of each 64-byte block,
 //! found sixteen bytes at a time (SIMD through `wide`, whose `unsafe` is its own) and kept as
-//! bit masks, so that a string's end is a bit search, not a loop over its bytes.
+//! bit masks, so that a string's end is a bit search, not a loop over its bytes. It ends the
+//! members' keys and string values; strings inside arrays and objects are `blocks`' work.
 //!
 //! A string-by-string loop mispredicts a branch at nearly every string's end (callgrind's
 //! branch simulation: ~2,100 per 20 KB table, ~850 with the masks), and its instructions grow
 //! with each string's length; the masks cost a fixed ~20 instructions per 64 bytes.
 
 use super::EnvelopeError;
+use super::blocks::{BLOCK, padded};
 use wide::u8x16;
-
-const BLOCK: usize = 64;
 
 /// The quotes and backslashes of the block of the input last asked about: bit `k` is byte
 /// `block * 64 + k`. The scan moves forward, so each block is read once.
@@ -69,11 +69,7 @@ impl Marks {
     /// The input's last, shorter block, read as if zeros followed it (no quote, no backslash).
     #[cold]
     fn read_last(&mut self, tail: &[u8]) {
-        let mut padded = [0u8; BLOCK];
-        if let Some(head) = padded.get_mut(..tail.len()) {
-            head.copy_from_slice(tail);
-        }
-        self.read(&padded);
+        self.read(&padded(tail));
     }
 
     #[inline(always)]
