@@ -60,7 +60,7 @@ impl StagedLocations {
 
 /// The Gravitino full name of `table` in `catalog`, as the ownership store keys objects.
 pub fn full_name(catalog: &str, table: &TableIdent) -> String {
-    format!("{catalog}.{}.{}", table.namespace.schema_name(), table.name)
+    table.namespace.full_name(catalog, Some(&table.name))
 }
 
 /// `metadata.location` of a `LoadTableResult` (a stage-create's response); `None` when the

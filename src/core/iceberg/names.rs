@@ -86,6 +86,23 @@ impl Namespace {
         self.0.join(":")
     }
 
+    /// The Gravitino full name of this schema in `catalog` (`catalog.a:b`), or of `leaf` in
+    /// it (`catalog.a:b.leaf`), built in one allocation: audit lines name one on every request.
+    pub fn full_name(&self, catalog: &str, leaf: Option<&str>) -> String {
+        let levels: usize = self.0.iter().map(|l| l.len() + 1).sum();
+        let mut out = String::with_capacity(catalog.len() + levels + leaf.map_or(0, |l| l.len() + 1));
+        out.push_str(catalog);
+        for (i, level) in self.0.iter().enumerate() {
+            out.push(if i == 0 { '.' } else { ':' });
+            out.push_str(level);
+        }
+        if let Some(leaf) = leaf {
+            out.push('.');
+            out.push_str(leaf);
+        }
+        out
+    }
+
     /// The parent namespace, or `None` for a top-level namespace.
     pub fn parent(&self) -> Option<Namespace> {
         match self.0.split_last() {
@@ -322,6 +339,8 @@ mod tests {
     fn namespace_parent_and_schema_name() {
         let ns = Namespace::new(vec!["a".into(), "b".into(), "c".into()], &[]).unwrap();
         assert_eq!(ns.schema_name(), "a:b:c");
+        assert_eq!(ns.full_name("prod", None), "prod.a:b:c");
+        assert_eq!(ns.full_name("prod", Some("t")), "prod.a:b:c.t");
         assert_eq!(ns.parent().unwrap().schema_name(), "a:b");
         assert_eq!(Namespace::new(vec!["a".into()], &[]).unwrap().parent(), None);
         assert!(Namespace::new(vec![], &[]).is_err());

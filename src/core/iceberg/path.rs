@@ -161,6 +161,7 @@ pub fn decode_query_part(raw: &str) -> Result<String, PathError> {
 
 /// A checked path segment: raw, and its decoded value, or its decoded levels when it may be a
 /// `{namespace}`.
+///
 /// Parts borrow the raw text when it decodes to itself, and one part is held inline: reading
 /// the usual path allocates nothing per segment.
 #[derive(Clone, Debug, PartialEq, Eq)]

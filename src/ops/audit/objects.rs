@@ -5,36 +5,21 @@
 use super::Object;
 use crate::core::iceberg::body::Body;
 use crate::core::iceberg::routes::Route;
-use crate::core::iceberg::{Namespace, OperationId, TableIdent};
+use crate::core::iceberg::{OperationId, TableIdent};
 
 /// The objects a route's path names: the leaf (table, view, function), else the namespace,
 /// else the catalog.
 pub fn of_path(route: &Route, catalog: &str) -> Vec<Object> {
     use OperationId as Op;
     let name = route.name.as_deref();
-    // Built in one allocation: every request names an object.
-    let full_name = |ns: &Namespace, leaf: Option<&str>| {
-        let mut out = String::with_capacity(
-            catalog.len() + 2 + ns.levels().iter().map(|l| l.len() + 1).sum::<usize>() + leaf.map_or(0, str::len),
-        );
-        out.push_str(catalog);
-        for (i, level) in ns.levels().iter().enumerate() {
-            out.push(if i == 0 { '.' } else { ':' });
-            out.push_str(level);
-        }
-        if let Some(leaf) = leaf {
-            out.push('.');
-            out.push_str(leaf);
-        }
-        out
+    let leaf = |kind| {
+        route.namespace.as_ref().zip(name).map(|(ns, n)| Object { kind, full_name: ns.full_name(catalog, Some(n)) })
     };
-    let leaf =
-        |kind| route.namespace.as_ref().zip(name).map(|(ns, n)| Object { kind, full_name: full_name(ns, Some(n)) });
     let object = match route.operation {
         Op::LoadView | Op::ReplaceView | Op::DropView | Op::ViewExists => leaf("VIEW"),
         Op::LoadFunction => leaf("FUNCTION"),
         _ if name.is_some() => leaf("TABLE"),
-        _ => route.namespace.as_ref().map(|ns| Object { kind: "SCHEMA", full_name: full_name(ns, None) }),
+        _ => route.namespace.as_ref().map(|ns| Object { kind: "SCHEMA", full_name: ns.full_name(catalog, None) }),
     };
     match object {
         Some(o) => vec![o],
@@ -45,13 +30,14 @@ pub fn of_path(route: &Route, catalog: &str) -> Vec<Object> {
 
 /// The objects an inspected body names beyond the path, in the body's order.
 pub fn of_body(route: &Route, catalog: &str, body: &Body) -> Vec<Object> {
-    let schema = |ns: &Namespace| format!("{catalog}.{}", ns.schema_name());
     let in_path = |kind, name: &str| {
-        route.namespace.as_ref().map(|ns| Object { kind, full_name: format!("{}.{name}", schema(ns)) })
+        route.namespace.as_ref().map(|ns| Object { kind, full_name: ns.full_name(catalog, Some(name)) })
     };
-    let ident = |kind, id: &TableIdent| Object { kind, full_name: format!("{}.{}", schema(&id.namespace), id.name) };
+    let ident = |kind, id: &TableIdent| Object { kind, full_name: id.namespace.full_name(catalog, Some(&id.name)) };
     match body {
-        Body::CreateNamespace { namespace, .. } => vec![Object { kind: "SCHEMA", full_name: schema(namespace) }],
+        Body::CreateNamespace { namespace, .. } => {
+            vec![Object { kind: "SCHEMA", full_name: namespace.full_name(catalog, None) }]
+        }
         Body::CreateTable { name, .. } | Body::RegisterTable { name } => in_path("TABLE", name).into_iter().collect(),
         Body::CreateView { name } | Body::RegisterView { name } => in_path("VIEW", name).into_iter().collect(),
         Body::Rename { source, destination } => {
