@@ -137,7 +137,7 @@ async fn load_table(
 }
 
 /// `/v1` and the route's prefix: where a catalog's routes start, after the base path.
-fn catalog_base(route: &Route) -> String {
+pub(crate) fn catalog_base(route: &Route) -> String {
     match &route.prefix {
         Some(prefix) => format!("/v1/{}", encode(prefix)),
         None => "/v1".to_owned(),
@@ -145,7 +145,7 @@ fn catalog_base(route: &Route) -> String {
 }
 
 /// A namespace as a path segment: levels encoded and joined with `%1F`.
-fn namespace_segment(levels: &[String]) -> String {
+pub(crate) fn namespace_segment(levels: &[String]) -> String {
     levels.iter().map(|l| encode(l)).collect::<Vec<_>>().join("%1F")
 }
 
