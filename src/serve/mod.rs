@@ -16,6 +16,7 @@ pub mod observe;
 pub mod outbound;
 pub mod ownership;
 pub mod proxy;
+pub mod rescue;
 pub mod rewrite;
 pub mod server;
 pub mod staged;

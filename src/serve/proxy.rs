@@ -11,7 +11,7 @@ use crate::core::iceberg::routes::{self, Route};
 use crate::core::policy::authorize;
 use crate::core::policy::entries::EntryFilter;
 use crate::core::sequence;
-use crate::error::{self, Refusal, Stop};
+use crate::error::{Refusal, Stop};
 use crate::serve::answers::Served;
 use crate::serve::context::Context;
 use crate::serve::forward::{self, Body};
@@ -20,7 +20,7 @@ use crate::serve::outbound::Outbound;
 use crate::serve::rewrite::{self, FollowUp, Vend};
 use crate::serve::state::{DecisionState, Shared};
 use crate::serve::upstream_calls::send_to;
-use crate::serve::{accept, identity, ownership, tokens, unnarrowed, vending};
+use crate::serve::{accept, identity, ownership, rescue, tokens, unnarrowed, vending};
 use http::{HeaderValue, Request, Response};
 use hyper::body::Incoming;
 use std::sync::Arc;
@@ -53,7 +53,7 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<i
                 &method,
                 &target,
             );
-            let mut response = error::response(&refusal);
+            let mut response = rescue::response(&refusal);
             if body_pending && !cx.body_taken {
                 response.headers_mut().insert(http::header::CONNECTION, HeaderValue::from_static("close"));
             }

@@ -335,6 +335,59 @@ fn layers_import_one_way() {
     assert_none(wrong, "imports against the layering");
 }
 
+/// `error.rs` (the refusal every layer may answer with) is a leaf over the core: the serving
+/// layer's errors are answered in the serving layer (`serve/rescue.rs`), so that a layer that
+/// imports `error` reaches nothing above the core through it (issue 31).
+#[test]
+fn error_imports_only_core() {
+    let (_, edges) = graph();
+    let src = src();
+    let wrong: Vec<String> = edges[&src.join("error.rs")]
+        .iter()
+        .filter(|target| !matches!(layer(&src, target).as_str(), "core" | "lib"))
+        .map(|target| format!("error.rs imports {}", shown(std::slice::from_ref(target))))
+        .collect();
+    assert_none(wrong, "error.rs imports beyond the core");
+}
+
+/// `ops` (reload, audit, metrics, the ownership store, shadow decisions) never reaches the
+/// serving path, directly or through another module (issue 31): each file of `ops` and every
+/// file it reaches by any chain of imports.
+#[test]
+fn ops_never_reaches_serve_directly_or_through_another_module() {
+    let (_, edges) = graph();
+    let src = src();
+    let mut wrong = Vec::new();
+    for file in edges.keys().filter(|f| layer(&src, f) == "ops") {
+        // breadth first, so that the chain shown is a shortest one
+        let mut via: BTreeMap<&PathBuf, &PathBuf> = BTreeMap::new();
+        let mut queue = std::collections::VecDeque::from([file]);
+        while let Some(at) = queue.pop_front() {
+            for next in edges.get(at).into_iter().flatten() {
+                if next == file || via.contains_key(next) {
+                    continue;
+                }
+                via.insert(next, at);
+                if layer(&src, next) == "serve" {
+                    let mut chain = vec![next.clone()];
+                    let mut back = next;
+                    while let Some(prev) = via.get(back) {
+                        chain.push((*prev).clone());
+                        back = prev;
+                    }
+                    chain.reverse();
+                    wrong.push(chain.iter().map(|f| shown(std::slice::from_ref(f))).collect::<Vec<_>>().join(" -> "));
+                } else {
+                    queue.push_back(next);
+                }
+            }
+        }
+    }
+    wrong.sort();
+    wrong.dedup();
+    assert_none(wrong, "ops reaches the serving path");
+}
+
 /// No violation is tolerated: the layering debts of issue 17 are all paid.
 fn assert_none(found: Vec<String>, what: &str) {
     assert!(found.is_empty(), "{what}:\n{}", found.join("\n"));
