@@ -3,6 +3,7 @@
 //! errors. The serving layer's errors are answered in `serve::rescue`; this module imports only
 //! the core, so that every layer may answer with a refusal.
 
+use crate::core::iceberg::OperationId;
 use crate::core::iceberg::body::BodyError;
 use crate::core::refused::{self, Answer, Refused};
 
@@ -101,6 +102,15 @@ impl Refusal {
 
 /// A stop of the served path: the core's refusals and the serving layer's, answered alike.
 pub type Stop = crate::core::decide::Stop<Refusal>;
+
+/// How a stage's error stops a request: the error's refusal, with the operation when
+/// classification had named it (`.map_err(error::stop(Some(op)))`).
+pub fn stop<E>(operation: Option<OperationId>) -> impl Fn(E) -> Stop + Copy
+where
+    for<'e> Refusal: From<&'e E>,
+{
+    move |error| Stop::plain(Refusal::from(&error), operation)
+}
 
 impl From<Refused> for Refusal {
     /// The core's refusals, by variant; an unreadable list response's detail goes to the log

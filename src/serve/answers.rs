@@ -11,7 +11,7 @@ use crate::core::iceberg::{OperationId, TableIdent};
 use crate::core::policy::Snapshot;
 use crate::core::roles::Narrowed;
 use crate::core::sequence::{Answers, BodyIn, Existence};
-use crate::error::Stop;
+use crate::error::{self, Stop};
 use crate::ops::audit;
 use crate::serve::context::Context;
 use crate::serve::inspect::{self, RequestBody};
@@ -80,9 +80,7 @@ impl Answers for Served<'_> {
     async fn body(&mut self, op: OperationId, limit: usize) -> Result<BodyIn, Stop> {
         let Some(incoming) = self.incoming.take() else { return Ok(BodyIn::Absent) };
         let timeout = self.shared.config.limits.body_read_timeout_ms;
-        let read = inspect::read(op, self.caller, incoming, limit, timeout)
-            .await
-            .map_err(|e| Stop::plain(crate::error::Refusal::from(&e), Some(op)))?;
+        let read = inspect::read(op, self.caller, incoming, limit, timeout).await.map_err(error::stop(Some(op)))?;
         self.cx.body_taken = true;
         let received = match &read {
             RequestBody::Buffered(bytes) => BodyIn::Read(bytes.clone()),

@@ -12,7 +12,7 @@
 //!   replaces an owner recorded in the meantime. When the upstream cannot tell, the intent
 //!   stays pending and is reconciled again later.
 
-use crate::error::Stop;
+use crate::error::{self, Stop};
 use crate::ops::owners::{Change, Intent, OwnersError, Settlement};
 use crate::serve::outbound::{self, Outbound};
 use crate::serve::state::{DecisionState, Shared};
@@ -96,8 +96,7 @@ pub async fn settle(
     match (unrecorded, response) {
         (Some(e), Ok(_)) => {
             shared.metrics.owners_event("unrecorded");
-            let e = OwnersError::Unrecorded(e.to_string());
-            Err(Stop::plain(crate::error::Refusal::from(&e), None))
+            Err(error::stop(None)(OwnersError::Unrecorded(e.to_string())))
         }
         (_, response) => response,
     }

@@ -11,7 +11,7 @@ use crate::core::iceberg::routes::{self, Route};
 use crate::core::policy::authorize;
 use crate::core::policy::entries::EntryFilter;
 use crate::core::sequence;
-use crate::error::{Refusal, Stop};
+use crate::error::{self, Stop};
 use crate::serve::answers::Served;
 use crate::serve::context::Context;
 use crate::serve::forward::{self, Body};
@@ -80,7 +80,7 @@ async fn pipeline(
     let (mut parts, body) = request.into_parts();
 
     // accept
-    accept::head(&mut parts, peer.framing.seen()).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    accept::head(&mut parts, peer.framing.seen()).map_err(error::stop(None))?;
     let target = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
     let method = parts.method.as_str().to_owned();
     cx.requested(&method, &target);
@@ -92,11 +92,10 @@ async fn pipeline(
         cx.audit.upstream_status = Some(response.status().as_u16());
         return Ok(response);
     }
-    accept::check_duplicates(&parts.headers).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    accept::check_duplicates(&parts.headers).map_err(error::stop(None))?;
 
     // identify
-    let principal =
-        shared.identity.identify(&parts.headers, peer).await.map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    let principal = shared.identity.identify(&parts.headers, peer).await.map_err(error::stop(None))?;
     let roles_header = parts.headers.get("x-gravitino-active-roles").map(HeaderValue::as_bytes);
     cx.identified(&principal, roles_header);
 
@@ -136,9 +135,8 @@ async fn pipeline(
     // The ownership changes the request makes if the upstream carries it out (DESIGN.md §4),
     // durable in the ownership store before anything is forwarded, else 503.
     let changes = crate::ops::owners::plan::changes(route, catalog, decided.body.as_ref());
-    let intents = ownership::prepare(shared, &parts.headers, &principal.user, changes)
-        .await
-        .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+    let intents =
+        ownership::prepare(shared, &parts.headers, &principal.user, changes).await.map_err(error::stop(Some(op)))?;
     cx.decided();
     let sent = std::time::Instant::now();
     let response = send_to(shared, &parts.headers, &out, signer.as_ref(), upstream_body).await;

@@ -19,7 +19,7 @@ use crate::core::iceberg::OperationId;
 use crate::core::iceberg::body::Body as ParsedBody;
 use crate::core::iceberg::list::{Entry, ListKind};
 use crate::core::iceberg::routes::Route;
-use crate::error::{Refusal, Stop};
+use crate::error::{self, Refusal, Stop};
 use crate::ops::audit;
 use crate::serve::context::Context;
 use crate::serve::forward::{self, Body};
@@ -116,7 +116,7 @@ pub async fn respond(
     if vend.is_some() || op == OperationId::GetConfig {
         head.headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
-    let fail = |e: RewriteError| Stop::plain(Refusal::from(&e), Some(op));
+    let fail = error::stop::<RewriteError>(Some(op));
     // `304 Not Modified` has no body to rewrite.
     if head.status.is_redirection() && head.status != StatusCode::NOT_MODIFIED {
         return Err(Stop::plain(Refusal::upstream_redirect(head.status.as_u16()), Some(op)));
@@ -207,5 +207,5 @@ async fn vended(
         .vending
         .rewrite(op, bytes, vend.action, vend.caller(), &vend.table_path, locations)
         .await
-        .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))
+        .map_err(error::stop(Some(op)))
 }
