@@ -1,9 +1,10 @@
 //! Decision cases in the format of DESIGN.md §11: reading them strictly and running one
-//! through the offline decision sequence `explain` uses ([`crate::core::decide`]). `icegate test`
+//! through the offline decision sequence `explain` uses ([`crate::core::offline`]). `icegate test`
 //! and the project's conformance tests both run cases through [`run`].
 
 use crate::cli::policy::Explanation;
-use crate::core::decide::{Input, Settings, decide};
+use crate::core::decide::Settings;
+use crate::core::offline::{Input, decide};
 use crate::core::policy::Snapshot;
 use crate::core::roles::{OwnershipMode, Principal};
 use serde::Deserialize;

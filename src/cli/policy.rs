@@ -1,7 +1,8 @@
 //! `icegate check` and `icegate explain` (DESIGN.md §10): a policy validated, and one request
 //! decided offline, printed as the JSON the contract fixes.
 
-use crate::core::decide::{self, Input, Settings};
+use crate::core::decide::Settings;
+use crate::core::offline::{self, Input};
 use crate::core::ownership::OwnerIndex;
 use crate::core::policy::snapshot::Snapshot;
 use crate::core::policy::{self, LoadError, Loaded};
@@ -71,8 +72,8 @@ pub struct Explanation {
     pub visible: Option<Vec<Box<RawValue>>>,
 }
 
-impl From<decide::Outcome> for Explanation {
-    fn from(o: decide::Outcome) -> Self {
+impl From<offline::Outcome> for Explanation {
+    fn from(o: offline::Outcome) -> Self {
         let forwarded = o.status == 200;
         Self {
             status: o.status,
@@ -173,7 +174,7 @@ pub fn explain(args: &ExplainArgs) -> ExitCode {
         exists: args.exists,
         list_response: list_response.as_deref(),
     };
-    let explanation = Explanation::from(decide::decide_with_owners(&snapshot, &owners, &settings, &input));
+    let explanation = Explanation::from(offline::decide_with_owners(&snapshot, &owners, &settings, &input));
     match serde_json::to_string(&explanation) {
         Ok(json) => {
             println!("{json}");

@@ -2,10 +2,11 @@
 //! never enforced; a difference from the live policy in status, credential scope or visible
 //! list entries is logged and counted.
 
-use crate::core::decide::{self, Collision, Input, Outcome, Settings};
+use crate::core::decide::{Collision, Settings};
 use crate::core::iceberg::body::SignRequest;
 use crate::core::iceberg::routes::Route;
 use crate::core::iceberg::{OperationId, TableIdent};
+use crate::core::offline::{self, Input, Outcome};
 use crate::core::policy::Snapshot;
 use crate::core::roles::{Narrowed, Principal};
 use crate::core::sequence::{Answers, BodyIn, Existence};
@@ -117,7 +118,7 @@ fn decide_captured(
         exists: capture.exists.unwrap_or(true),
         list_response: capture.list_response.as_deref(),
     };
-    Some(decide::decide_with_answers(snap, owners, settings, &input, &mut Recorded(capture)))
+    Some(offline::decide_with_answers(snap, owners, settings, &input, &mut Recorded(capture)))
 }
 
 /// Status, credential scope and visible entries: what a disagreement is made of.

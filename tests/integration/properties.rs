@@ -1,7 +1,8 @@
 //! Property tests of the decision core (proptest), and a differential test against a naive
 //! reference evaluator written straight from DESIGN.md §4's formulas, with no indexes.
 
-use icegate::core::decide::{Input, Settings, decide};
+use icegate::core::decide::Settings;
+use icegate::core::offline::{Input, decide};
 use icegate::core::roles::{OwnershipMode, Principal, parse_header};
 use proptest::prelude::*;
 use std::collections::BTreeSet;

@@ -2,9 +2,10 @@
 //! every invariant stated in `snapshot.rs` holds by construction.
 
 use super::diagnostic::{Diagnostic, LoadError, Loaded};
+use super::located::{Text, Word};
 use super::model::{Condition, ObjectType, OwnerType, Privilege};
 use super::names::{FullName, parse_full_name, role_name_problem};
-use super::raw::{self, Text, Word};
+use super::raw;
 use super::snapshot::{
     Grant, Group, GroupId, Narrowing, Node, NodeId, Owner, ROOT, Role, RoleId, Snapshot, Stats, User, UserId,
     privilege_bit,

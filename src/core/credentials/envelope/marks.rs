@@ -7,8 +7,8 @@
 //! branch simulation: ~2,100 per 20 KB table, ~850 with the masks), and its instructions grow
 //! with each string's length; the masks cost a fixed ~20 instructions per 64 bytes.
 
-use super::EnvelopeError;
 use super::blocks::{BLOCK, padded};
+use super::error::EnvelopeError;
 use wide::u8x16;
 
 /// The quotes and backslashes of the block of the input last asked about: bit `k` is byte
