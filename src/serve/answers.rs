@@ -138,8 +138,8 @@ impl Answers for Served<'_> {
     }
 
     fn classified(&mut self, route: &Route, catalog: &str) {
-        self.cx.audit.operation = Some(route.operation.as_str());
-        self.cx.audit.objects = audit::objects::of_path(route, catalog);
+        self.cx.operation = Some(route.operation);
+        self.cx.objects = audit::objects::of_path(route, catalog);
     }
 
     fn narrowed(&mut self, narrowed: &Narrowed) {
@@ -147,12 +147,12 @@ impl Answers for Served<'_> {
             roles.iter().map(|r| self.snap.role_name(*r).to_owned()).collect()
         };
         let (held, active) = (names(&narrowed.held_ordered), names(&narrowed.active_ordered));
-        self.cx.audit.groups = Some(narrowed.groups.iter().map(ToString::to_string).collect());
-        self.cx.audit.held_roles = Some(held);
-        self.cx.audit.active_roles = Some(active);
+        self.cx.groups = Some(narrowed.groups.iter().map(ToString::to_string).collect());
+        self.cx.held_roles = Some(held);
+        self.cx.active_roles = Some(active);
     }
 
     fn inspected(&mut self, route: &Route, catalog: &str, body: &ParsedBody) {
-        self.cx.audit.objects.extend(audit::objects::of_body(route, catalog, body));
+        self.cx.objects.extend(audit::objects::of_body(route, catalog, body));
     }
 }

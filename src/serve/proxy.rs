@@ -28,13 +28,14 @@ use std::sync::Arc;
 /// Serves one request.
 pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<identity::Peer>) -> Response<Body> {
     let state = shared.state.load_full();
-    let mut cx = Context::new(shared.audit.start(state.generation, state.snapshot.hash()), state.shadow.is_some());
+    let start = shared.audit.start(state.generation, state.snapshot.hash());
+    let mut cx = Context::new(state.shadow.is_some());
     // An HTTP/1 refusal sent before the request body was read leaves that body on the
     // connection: hyper then closes it, so the client must be told not to reuse it.
     let body_pending = request.version() < http::Version::HTTP_2 && !hyper::body::Body::is_end_stream(request.body());
     let response = match pipeline(&shared, &state, request, &peer, &mut cx).await {
         Ok(response) => {
-            cx.audit.decision = "allow";
+            cx.allowed = true;
             response
         }
         Err(stop) => {
@@ -43,13 +44,13 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<i
                 tracing::warn!(error = %detail, "{event}");
             }
             cx.decided();
-            cx.audit.operation = cx.audit.operation.or(stop.operation.map(OperationId::as_str));
-            cx.audit.reason = Some(stop.reason);
+            cx.operation = cx.operation.or(stop.operation);
+            cx.reason = Some(stop.reason);
             let (method, target) = cx.request.clone().unwrap_or_default();
             let refusal = stop.refusal.with_explain_hint(
-                cx.audit.user.as_deref().unwrap_or_default(),
+                cx.user.as_deref().unwrap_or_default(),
                 &cx.identity_groups,
-                cx.audit.active_roles_header.as_deref(),
+                cx.active_roles_header.as_deref(),
                 &method,
                 &target,
             );
@@ -62,8 +63,8 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<i
     };
     // audit
     cx.answered(response.status().as_u16());
-    shared.audit.emit(&cx.audit);
     crate::serve::observe::observe(&shared, &state, &mut cx);
+    shared.audit.emit(&cx.record(start));
     crate::serve::state::retire(state);
     response
 }
@@ -87,9 +88,9 @@ async fn pipeline(
     // getToken is how a client gets the credential that identifies it: recognized right after
     // hop-by-hop removal, it skips every check (DESIGN.md §4, §5).
     if routes::is_get_token(&method, &target, &settings.base_path) {
-        cx.audit.operation = Some(OperationId::GetToken.as_str());
+        cx.operation = Some(OperationId::GetToken);
         let response = unnarrowed::get_token(shared, parts, body).await?;
-        cx.audit.upstream_status = Some(response.status().as_u16());
+        cx.upstream_status = Some(response.status().as_u16());
         return Ok(response);
     }
     accept::check_duplicates(&parts.headers).map_err(error::stop(None))?;
@@ -109,7 +110,7 @@ async fn pipeline(
     let (body, signer) = answers.into_forward();
     let (route, catalog) = (&decided.route, decided.catalog.as_str());
     let op = route.operation;
-    cx.audit.reason = Some(std::mem::take(&mut decided.reason));
+    cx.reason = Some(std::mem::take(&mut decided.reason));
     let Some(narrowed) = &decided.narrowed else {
         return unnarrowed::get_config(shared, &parts, route, &principal.user, cx).await;
     };
@@ -121,7 +122,7 @@ async fn pipeline(
         let service = shared.config.upstream.auth == crate::config::UpstreamAuth::Service;
         vending::action(shared.config.credentials.mode, scope, service)
     });
-    cx.audit.credential = action.map(Action::audit);
+    cx.credential = action.map(Action::audit);
     let query = route.query.canonical();
     let out = Outbound {
         method: &parts.method,
@@ -142,16 +143,16 @@ async fn pipeline(
     let response = send_to(shared, &parts.headers, &out, signer.as_ref(), upstream_body).await;
     let response = ownership::settle(shared, &parts.headers, intents, response).await?;
     cx.upstream_took = Some(sent.elapsed());
-    cx.audit.upstream_status = Some(response.status().as_u16());
+    cx.upstream_status = Some(response.status().as_u16());
 
     // rewrite
     let mut entries = ListKind::for_operation(op).map(|kind| EntryFilter::new(snap, &subject, catalog, kind));
     let visible = |entry: &Entry| entries.as_mut().is_some_and(|f| f.visible(entry));
     let vend = action.and_then(|action| {
-        Vend::of(action, (route, decided.body.as_ref()), (catalog, &principal.user), &cx.audit, &parts.headers)
+        Vend::of(action, (route, decided.body.as_ref()), (catalog, &principal.user), cx, &parts.headers)
     });
     let follow_up = FollowUp { caller: &parts.headers, out: &out };
     let (response, done) = rewrite::respond(shared, route, vend, response, visible, follow_up, cx).await?;
-    cx.audit.credential = done.map(Action::audit).or(cx.audit.credential);
+    cx.credential = done.map(Action::audit).or(cx.credential);
     Ok(response)
 }

@@ -58,7 +58,7 @@ pub async fn get_config(
     };
     cx.decided();
     let response = send(shared, &parts.headers, &out, forward::empty()).await?;
-    cx.audit.upstream_status = Some(response.status().as_u16());
+    cx.upstream_status = Some(response.status().as_u16());
     if response.status().is_success() {
         shared.health.accepted_config_query(out.query);
     }

@@ -20,7 +20,6 @@ use crate::core::iceberg::body::Body as ParsedBody;
 use crate::core::iceberg::list::{Entry, ListKind};
 use crate::core::iceberg::routes::Route;
 use crate::error::{self, Refusal, Stop};
-use crate::ops::audit;
 use crate::serve::context::Context;
 use crate::serve::forward::{self, Body};
 use crate::serve::outbound::Outbound;
@@ -59,17 +58,17 @@ pub struct Vend<'a> {
 
 impl<'a> Vend<'a> {
     /// What vending needs for the answer to a request whose credentials get `action`, or `None`
-    /// when the request names no table (its answer then passes as it came). `audit` holds what
+    /// when the request names no table (its answer then passes as it came). `cx` holds what
     /// the earlier stages learned: the object the path names and the active roles.
     pub fn of(
         action: Action,
         (route, body): (&Route, Option<&ParsedBody>),
         (catalog, user): (&'a str, &'a str),
-        audit: &audit::Record,
+        cx: &Context,
         caller: &HeaderMap,
     ) -> Option<Self> {
         let created = vending::Created::of(route, body);
-        let object = audit.objects.first().map_or("", |o| o.full_name.as_str());
+        let object = cx.objects.first().map_or("", |o| o.full_name.as_str());
         Some(Self {
             action,
             catalog,
@@ -77,7 +76,7 @@ impl<'a> Vend<'a> {
             table_name: created.table_name(object),
             table_path: created.table_path?,
             staged: created.staged,
-            active_roles: audit.active_roles.clone().unwrap_or_default(),
+            active_roles: cx.active_roles.clone().unwrap_or_default(),
             asked: asks_for_vended_credentials(caller),
         })
     }
