@@ -15,7 +15,7 @@
 use crate::error::{self, Stop};
 use crate::ops::owners::{Change, Intent, OwnersError, Settlement};
 use crate::serve::outbound::{self, Outbound};
-use crate::serve::state::{DecisionState, Shared};
+use crate::serve::state::Shared;
 use crate::serve::upstream_calls::strip_idempotency;
 use http::{HeaderMap, Response, StatusCode};
 
@@ -33,13 +33,7 @@ pub struct Prepared {
 pub fn publish(shared: &Shared) {
     let (index, version) = shared.owners.indexed();
     shared.metrics.owners_records.set(i64::try_from(index.len()).unwrap_or(i64::MAX));
-    shared.state.rcu(|current| {
-        if current.owners_version >= version {
-            Arc::clone(current)
-        } else {
-            Arc::new(DecisionState { owners: Arc::clone(&index), owners_version: version, ..(**current).clone() })
-        }
-    });
+    shared.state.owners(&index, version);
 }
 
 /// Before forwarding: writes the intents of `changes` durably. An error means the store

@@ -4,16 +4,16 @@
 use crate::config::Config;
 use crate::core::decide::Settings;
 use crate::core::policy::Snapshot;
-pub use crate::ops::state::{DecisionState, Health};
+pub use crate::ops::state::{DecisionState, Health, Published};
 use crate::serve::forward::Upstream;
 use crate::serve::tokens::TokenCodec;
-use arc_swap::ArcSwap;
+
 use std::sync::Arc;
 
 /// The serving process's shared pieces.
 #[derive(Debug)]
 pub struct Shared {
-    pub state: ArcSwap<DecisionState>,
+    pub state: Published,
     pub config: Config,
     pub settings: Settings,
     pub upstream: Upstream,
@@ -42,7 +42,7 @@ impl crate::ops::reload::Host for Shared {
         &self.config
     }
 
-    fn state(&self) -> &ArcSwap<DecisionState> {
+    fn state(&self) -> &Published {
         &self.state
     }
 
@@ -129,7 +129,7 @@ impl Shared {
             staged: crate::serve::staged::StagedLocations::new(std::time::Duration::from_secs(
                 config.owners.staged_location_seconds,
             )),
-            state: ArcSwap::from_pointee(DecisionState {
+            state: Published::new(DecisionState {
                 snapshot: Arc::new(snapshot),
                 generation: 1,
                 loaded_at: std::time::SystemTime::now(),
