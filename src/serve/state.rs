@@ -126,9 +126,10 @@ impl Shared {
                     &config.identity.header.groups_header,
                 ),
             ),
-            staged: crate::serve::staged::StagedLocations::new(std::time::Duration::from_secs(
-                config.owners.staged_location_seconds,
-            )),
+            staged: crate::serve::staged::StagedLocations::new(
+                std::time::Duration::from_secs(config.owners.staged_location_seconds),
+                clock.clone(),
+            ),
             state: Published::new(DecisionState {
                 snapshot: Arc::new(snapshot),
                 generation: 1,
