@@ -1,4 +1,4 @@
-//! A refusal: an answer icegate gives itself, as an Iceberg error (DESIGN.md §7):
+//! A refusal: an answer icegate gives itself, as an Iceberg error (docs/design.md §7):
 //! `{"error": {"message": "...", "type": "...", "code": N}}`, and the refusals of the core's
 //! errors. The serving layer's errors are answered in `serve::rescue`; this module imports only
 //! the core, so that every layer may answer with a refusal.

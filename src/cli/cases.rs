@@ -1,4 +1,4 @@
-//! Decision cases in the format of DESIGN.md §11: reading them strictly and running one
+//! Decision cases in the format of docs/design.md §11: reading them strictly and running one
 //! through the offline decision sequence `explain` uses ([`crate::core::offline`]). `icegate test`
 //! and the project's conformance tests both run cases through [`run`].
 
@@ -27,7 +27,7 @@ pub enum CaseError {
 /// One YAML document of a case file: an optional policy and its cases.
 #[derive(Debug)]
 pub struct Document {
-    /// A policy snapshot (DESIGN.md §3); when present it replaces `--policy`.
+    /// A policy snapshot (docs/design.md §3); when present it replaces `--policy`.
     pub policy: Option<Value>,
     pub cases: Vec<Case>,
 }

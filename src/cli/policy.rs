@@ -1,4 +1,4 @@
-//! `icegate check` and `icegate explain` (DESIGN.md §10): a policy validated, and one request
+//! `icegate check` and `icegate explain` (docs/design.md §10): a policy validated, and one request
 //! decided offline, printed as the JSON the contract fixes.
 
 use crate::core::decide::Settings;
@@ -61,7 +61,7 @@ pub struct ExplainArgs {
     target: String,
 }
 
-/// The JSON `explain` prints (DESIGN.md §10).
+/// The JSON `explain` prints (docs/design.md §10).
 #[derive(Debug, Serialize)]
 pub struct Explanation {
     pub status: u16,

@@ -1,4 +1,4 @@
-//! The stages of the pipeline that need no network, in DESIGN.md §1's order: parse, classify,
+//! The stages of the pipeline that need no network, in docs/design.md §1's order: parse, classify,
 //! narrow, authorize what the path decides, inspect, authorize what the body adds, and the
 //! questions only the upstream can answer. The stages run in [`crate::core::sequence`]'s
 //! order, for the proxy and offline alike; the offline driver (`icegate explain`, shadow
@@ -16,7 +16,7 @@ use crate::core::refused::{Answer, Refused};
 use crate::core::roles::{self, ActiveRoles, Narrowed, OwnershipMode, Principal};
 use bytes::Bytes;
 
-/// The inspected-body cap's default (`limits.max_body_bytes`, DESIGN.md §7).
+/// The inspected-body cap's default (`limits.max_body_bytes`, docs/design.md §7).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 
 /// Settings of the listener and process that change a decision.
@@ -55,7 +55,7 @@ pub enum BodyIn {
     #[default]
     Absent,
     /// Present but not read: an operation whose body is not inspected streams it, whatever its
-    /// size (DESIGN.md §1).
+    /// size (docs/design.md §1).
     Streamed,
     /// Read, for an operation whose body is inspected.
     Read(Bytes),
@@ -296,7 +296,7 @@ pub fn body_stop(error: BodyError, op: OperationId) -> Stop {
     Stop::plain(Refused::Body(error), Some(op))
 }
 
-/// The answer to a collision question (DESIGN.md §4 "One name, one kind, one level"): a name
+/// The answer to a collision question (docs/design.md §4 "One name, one kind, one level"): a name
 /// that is both a table (or view) and a child namespace of one namespace shares one storage
 /// directory, so creating the second is 409; when the upstream cannot say, 503 and nothing is
 /// forwarded. `None` when nothing collides.
@@ -315,7 +315,7 @@ pub fn collision_answer(route: &Route, collision: &Collision, existence: Existen
     Some(Stop::plain(refusal, Some(route.operation)))
 }
 
-/// How the names of `catalog` are read (DESIGN.md §2, §7).
+/// How the names of `catalog` are read (docs/design.md §2, §7).
 pub fn name_rules<'a>(snap: &Snapshot, settings: &'a Settings, catalog: &str) -> NameRules<'a> {
     NameRules { separators: &settings.namespace_separators, fold_case: snap.folds_names(catalog) }
 }
@@ -346,7 +346,7 @@ pub fn inspect(
 
 /// What the upstream must say before a body's request is forwarded: the tables whose staged
 /// create's commit sets a location (the location the upstream assigned decides whether that is
-/// an explicit location, DESIGN.md §4 updateTable), and the names whose creation could collide
+/// an explicit location, docs/design.md §4 updateTable), and the names whose creation could collide
 /// with an object of another kind in the same storage directory ("One name, one kind, one
 /// level"). Offline (`explain`) nothing is asked: no location was assigned, nothing collides.
 #[derive(Debug, Default, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! The offline driver of the decision sequence: `icegate explain`, the conformance cases and
 //! shadow decisions run [`crate::core::sequence`] here with the upstream's facts as inputs
-//! (DESIGN.md §10), and read what icegate would do, the rewrite stage's decisions included.
+//! (docs/design.md §10), and read what icegate would do, the rewrite stage's decisions included.
 
 use crate::core::decide::{BodyIn, Collision, Existence, Settings, Stop, request_of};
 use crate::core::iceberg::body::SignRequest;
@@ -74,7 +74,7 @@ impl Outcome {
 }
 
 /// Runs the stages on `input` as the proxy would, answering what only the upstream knows as
-/// DESIGN.md §10 says `explain` assumes; the first failing stage answers (DESIGN.md §5).
+/// docs/design.md §10 says `explain` assumes; the first failing stage answers (docs/design.md §5).
 /// Without an ownership store (`explain`, the conformance cases): only the policy's owners.
 pub fn decide(snap: &Snapshot, settings: &Settings, input: &Input<'_>) -> Outcome {
     decide_with_owners(snap, OwnerIndex::empty(), settings, input)
@@ -121,7 +121,7 @@ fn run<A: Answers>(
         principal: &input.principal,
         active_roles: input.active_roles,
     };
-    // explain holds no page-token key, so no token it is given unwraps (DESIGN.md §10).
+    // explain holds no page-token key, so no token it is given unwraps (docs/design.md §10).
     let decided = sequence::at_once(sequence::sequence(snap, owners, settings, request, |_, _| None, answers))
         .ok_or_else(|| Stop::plain(Refused::Unanswered, None).lift())??;
     let op = decided.route.operation;
@@ -148,7 +148,7 @@ fn run<A: Answers>(
     Ok(outcome)
 }
 
-/// The answers of `explain` and the conformance cases (DESIGN.md §10): the body and the
+/// The answers of `explain` and the conformance cases (docs/design.md §10): the body and the
 /// existence of the named object are inputs; no location was assigned, nothing collides, and no
 /// sign request's location is checked.
 #[derive(Clone, Debug)]

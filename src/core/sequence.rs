@@ -1,4 +1,4 @@
-//! The one sequencer of a decision (DESIGN.md §1): parse → classify → narrow → authorize what
+//! The one sequencer of a decision (docs/design.md §1): parse → classify → narrow → authorize what
 //! the path decides → inspect → authorize what the body adds, for the served path, `explain`,
 //! shadow decisions and the conformance cases alike. What the snapshot cannot say — the request
 //! body as it arrives, and what only the upstream knows — is asked through [`Answers`], which
@@ -47,7 +47,7 @@ pub trait Answers {
     /// Whether an object of another kind already has the name `collision` is about to create.
     fn collision(&mut self, route: &Route, collision: &Collision) -> impl Future<Output = Existence> + Send;
 
-    /// Whether the storage a sign request reaches belongs to its table (DESIGN.md §8).
+    /// Whether the storage a sign request reaches belongs to its table (docs/design.md §8).
     fn sign_location(
         &mut self,
         route: &Route,
@@ -90,7 +90,7 @@ pub struct Decided {
     pub body: Option<Body>,
 }
 
-/// Runs the stages on `request`; the first stage that refuses answers (DESIGN.md §5).
+/// Runs the stages on `request`; the first stage that refuses answers (docs/design.md §5).
 /// `unwrap_token` turns a page token the caller sent back into the upstream's.
 pub async fn sequence<A: Answers>(
     snap: &Snapshot,

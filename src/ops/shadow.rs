@@ -1,4 +1,4 @@
-//! Shadow decisions (DESIGN.md §9): each request decided again against the candidate policy,
+//! Shadow decisions (docs/design.md §9): each request decided again against the candidate policy,
 //! never enforced; a difference from the live policy in status, credential scope or visible
 //! list entries is logged and counted.
 
@@ -37,7 +37,7 @@ pub struct Capture {
 
 /// The answers a served request captured. A question the served sequence never asked (the
 /// candidate policy reached a stage the live one did not) is answered as `explain` answers it
-/// (DESIGN.md §10).
+/// (docs/design.md §10).
 struct Recorded<'a>(&'a Capture);
 
 impl Answers for Recorded<'_> {

@@ -15,9 +15,9 @@ pub struct DecisionState {
     /// 1 for the first snapshot, +1 per successful reload.
     pub generation: u64,
     pub loaded_at: std::time::SystemTime,
-    /// The shadow candidate (DESIGN.md §9): decided beside `snapshot`, never enforced.
+    /// The shadow candidate (docs/design.md §9): decided beside `snapshot`, never enforced.
     pub shadow: Option<Arc<Snapshot>>,
-    /// The ownership store's current index (DESIGN.md §4), merged with the snapshot's owners.
+    /// The ownership store's current index (docs/design.md §4), merged with the snapshot's owners.
     pub owners: Arc<crate::core::ownership::OwnerIndex>,
     /// The version of `owners` (an older index is never published over a newer one).
     pub owners_version: u64,

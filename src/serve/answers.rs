@@ -34,7 +34,7 @@ pub struct Served<'a> {
     incoming: Option<Incoming>,
     /// What the inspect stage left for forwarding.
     forward: Option<RequestBody>,
-    /// Where an authorized sign request goes when not to its table-scoped route (DESIGN.md §8).
+    /// Where an authorized sign request goes when not to its table-scoped route (docs/design.md §8).
     signer: Option<http::Uri>,
 }
 

@@ -1,5 +1,5 @@
 //! What happens after a request is answered, besides its audit line: the metrics it moves
-//! and its shadow decision, made off the serving path (DESIGN.md §9, §10).
+//! and its shadow decision, made off the serving path (docs/design.md §9, §10).
 
 use crate::core::iceberg::OperationId;
 use crate::ops::shadow::Capture;

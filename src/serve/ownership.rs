@@ -2,7 +2,7 @@
 //! is forwarded (or 503), settled from the upstream's answer before the response is returned,
 //! and the reconciliation of ambiguous answers by existence checks upstream.
 //!
-//! The rule (DESIGN.md §4, README "Ownership by creation"):
+//! The rule (docs/design.md §4, README "Ownership by creation"):
 //! - 2xx: it happened (a drop's 404 too: the object is gone). Other 4xx: it did not.
 //! - A 5xx, a timeout or a transport error is ambiguous and is never guessed: icegate asks the
 //!   upstream (HEAD with the caller's request headers, or none in the background). A create

@@ -1,4 +1,4 @@
-//! The request path (DESIGN.md §1), top to bottom in one function: accept → identify → parse
+//! The request path (docs/design.md §1), top to bottom in one function: accept → identify → parse
 //! → classify → narrow → authorize what the path decides → inspect → authorize what the body
 //! adds → forward → rewrite → audit. The first stage that refuses answers; the decision state
 //! is loaded once and every stage reads that one value.
@@ -86,7 +86,7 @@ async fn pipeline(
     let method = parts.method.as_str().to_owned();
     cx.requested(&method, &target);
     // getToken is how a client gets the credential that identifies it: recognized right after
-    // hop-by-hop removal, it skips every check (DESIGN.md §4, §5).
+    // hop-by-hop removal, it skips every check (docs/design.md §4, §5).
     if routes::is_get_token(&method, &target, &settings.base_path) {
         cx.operation = Some(OperationId::GetToken);
         let response = unnarrowed::get_token(shared, parts, body).await?;
@@ -133,7 +133,7 @@ async fn pipeline(
         strip_delegation: action.is_some_and(Action::strips_delegation),
     };
     let upstream_body = body.map_or_else(forward::empty, RequestBody::into_upstream);
-    // The ownership changes the request makes if the upstream carries it out (DESIGN.md §4),
+    // The ownership changes the request makes if the upstream carries it out (docs/design.md §4),
     // durable in the ownership store before anything is forwarded, else 503.
     let changes = crate::ops::owners::plan::changes(route, catalog, decided.body.as_ref());
     let intents =

@@ -1,5 +1,5 @@
 //! The serving layer's one place where an error becomes an answer: the refusal of each error
-//! of the serving path's stages (DESIGN.md §7), and the HTTP response of a refusal.
+//! of the serving path's stages (docs/design.md §7), and the HTTP response of a refusal.
 
 use crate::error::Refusal;
 use crate::ops::owners::OwnersError;
@@ -51,7 +51,7 @@ impl From<&AcceptError> for Refusal {
 }
 
 impl From<&OwnersError> for Refusal {
-    /// The ownership store cannot be written: creates, drops and renames wait (DESIGN.md §4).
+    /// The ownership store cannot be written: creates, drops and renames wait (docs/design.md §4).
     fn from(e: &OwnersError) -> Self {
         let message = match e {
             OwnersError::Unrecorded(_) => e.to_string(),

@@ -1,4 +1,4 @@
-//! The locations the upstream assigned to stage-creates (DESIGN.md §4 updateTable): a caller
+//! The locations the upstream assigned to stage-creates (docs/design.md §4 updateTable): a caller
 //! who may create a table but not place its data may still commit its staged create with the
 //! location the upstream chose for it (Spark's CTAS copies it from the stage-create response),
 //! and with no other. Remembered per caller and table from each stage-create response icegate

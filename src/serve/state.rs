@@ -26,9 +26,9 @@ pub struct Shared {
     pub vending: crate::serve::vending::Vending,
     pub health: Health,
     pub metrics: crate::ops::metrics::Metrics,
-    /// The ownership store (DESIGN.md §4); its index is published in `state`.
+    /// The ownership store (docs/design.md §4); its index is published in `state`.
     pub owners: Arc<crate::ops::owners::Owners>,
-    /// The locations stage-create responses carried (DESIGN.md §4 updateTable).
+    /// The locations stage-create responses carried (docs/design.md §4 updateTable).
     pub staged: crate::serve::staged::StagedLocations,
     /// One permit per shadow decision that may be pending ([`crate::serve::observe::SHADOW_QUEUE`]).
     pub shadow_slots: Arc<tokio::sync::Semaphore>,

@@ -1,4 +1,4 @@
-//! The two operations forwarded without an active set (DESIGN.md §4, §5): getToken, how a
+//! The two operations forwarded without an active set (docs/design.md §4, §5): getToken, how a
 //! client gets the credential that identifies it, forwarded as it came with every check
 //! skipped; and getConfig, where only the user check applies and the answer is cleaned.
 

@@ -1,4 +1,4 @@
-//! The module graph of `src/` (DESIGN.md §12, issue 17): no import cycle of more than two
+//! The module graph of `src/` (docs/design.md §12, issue 17): no import cycle of more than two
 //! files, and the layers import one way only. The graph is read from the source text: every
 //! `crate::`, `super::` and `self::` path (use trees included) and every path that starts with
 //! the name of a child module, outside comments, string literals and test modules, is an edge
@@ -329,7 +329,7 @@ fn layer(src: &Path, file: &Path) -> String {
     first.trim_end_matches(".rs").to_owned()
 }
 
-/// DESIGN.md §12: `core` is pure and imports no other layer; `config` is plain data and imports
+/// docs/design.md §12: `core` is pure and imports no other layer; `config` is plain data and imports
 /// no other layer; `ops` does not reach into the serving path. `net` (TLS configuration and the
 /// HTTPS client builder) is a leaf that the serving path and the ownership store's PostgreSQL
 /// connection both use, so `ops` may import it.

@@ -1,5 +1,5 @@
 //! Runs every case of every file in `../shared/conformance/`, `../shared/conformance-next/` and
-//! the project's own `tests/conformance/` (DESIGN.md §11) through the code `icegate explain`
+//! the project's own `tests/conformance/` (docs/design.md §11) through the code `icegate explain`
 //! uses, and fails on any mismatch, naming the case.
 
 use crate::support::shared_dir;

@@ -1,4 +1,4 @@
-//! The `jwt` identity provider (DESIGN.md §6): verification, claims, the JWK set cache and its
+//! The `jwt` identity provider (docs/design.md §6): verification, claims, the JWK set cache and its
 //! refetch rate limit, and how it sits among the other providers. Keys are the test-only PEMs
 //! of tests/data/jwt/ (made once with `openssl genpkey`).
 

@@ -1,4 +1,4 @@
-//! The `icegate` binary's lifetime: SIGTERM with requests in flight (DESIGN.md §10, issue 5)
+//! The `icegate` binary's lifetime: SIGTERM with requests in flight (docs/design.md §10, issue 5)
 //! stops accepting at once, lets the in-flight request finish, and exits 0; audit lines, which
 //! the binary batches until its thread goes idle, reach the file without more traffic and are
 //! all written by the time it exits.

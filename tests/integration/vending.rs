@@ -1,4 +1,4 @@
-//! Credential vending and remote signing through icegate (DESIGN.md §8), against a fake catalog
+//! Credential vending and remote signing through icegate (docs/design.md §8), against a fake catalog
 //! that vends decoys: what the client gets, and what reached the upstream.
 
 use crate::fake_upstream::{FakeUpstream, Gate, Recorded, Reply, basic, gate, send};

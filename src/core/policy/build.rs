@@ -260,7 +260,7 @@ impl Builder {
         }
     }
 
-    /// `catalogs` (DESIGN.md §2): prefixes (an entry without one is reached by its name), and
+    /// `catalogs` (docs/design.md §2): prefixes (an entry without one is reached by its name), and
     /// `case_sensitive`, on which all entries of one catalog must agree (`seen`).
     fn prefixes(&mut self, file: &raw::File, snap: &mut Snapshot, seen: &mut FxHashMap<String, (bool, PathBuf, u64)>) {
         for c in &file.catalogs {
@@ -305,7 +305,7 @@ impl Builder {
     }
 
     /// In a catalog that folds names, the policy's names must be lower case already, or they
-    /// would name nothing a request can reach (DESIGN.md §2).
+    /// would name nothing a request can reach (docs/design.md §2).
     fn check_case(&mut self, snap: &Snapshot, ty: ObjectType, name: &FullName, full: &Text) {
         let (catalog, levels, leaf) = match name {
             FullName::Schema(c, levels) => (c, levels, None),

@@ -1,4 +1,4 @@
-//! The values of a policy file with the line each was on (DESIGN.md §3), read alike on the
+//! The values of a policy file with the line each was on (docs/design.md §3), read alike on the
 //! YAML path (through the YAML parser's spans) and on the JSON fast path (`super::json`, where a
 //! string's line is found from where serde_json hands it over borrowed from the text).
 

@@ -1,4 +1,4 @@
-//! The shape of a policy file, format version 1 (DESIGN.md §3), with source locations.
+//! The shape of a policy file, format version 1 (docs/design.md §3), with source locations.
 //!
 //! Kinds (privilege names, conditions, types) stay strings here so that the validator can report
 //! a bad one with its line; names keep their spans for the same reason.
@@ -34,7 +34,7 @@ pub struct File {
     pub owners: Vec<Owner>,
 }
 
-/// One entry of `catalogs` (DESIGN.md §2): a prefix the catalog is reached by (its name when
+/// One entry of `catalogs` (docs/design.md §2): a prefix the catalog is reached by (its name when
 /// absent), and whether the catalog compares names exactly.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

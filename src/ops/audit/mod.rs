@@ -1,4 +1,4 @@
-//! Stage `audit`: one JSON line per request (DESIGN.md §10) on stdout or a configured file,
+//! Stage `audit`: one JSON line per request (docs/design.md §10) on stdout or a configured file,
 //! with the keys the contract fixes. Credentials never enter a record: it holds names,
 //! decisions and statuses only.
 

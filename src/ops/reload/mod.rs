@@ -1,4 +1,4 @@
-//! The one reload path (DESIGN.md §9): a change of the policy or shadow path, SIGHUP and the
+//! The one reload path (docs/design.md §9): a change of the policy or shadow path, SIGHUP and the
 //! poll interval all send a trigger; one task debounces them, loads off the request path and
 //! publishes the new decision state with one `store`. A policy that fails to load leaves the
 //! last good one serving.
