@@ -1,6 +1,9 @@
-//! The one place where a refusal becomes an Iceberg error response (DESIGN.md §7):
-//! `{"error": {"message": "...", "type": "...", "code": N}}`.
+//! A refusal: an answer icegate gives itself, as an Iceberg error (docs/design.md §7):
+//! `{"error": {"message": "...", "type": "...", "code": N}}`, and the refusals of the core's
+//! errors. The serving layer's errors are answered in `serve::rescue`; this module imports only
+//! the core, so that every layer may answer with a refusal.
 
+use crate::core::iceberg::OperationId;
 use crate::core::iceberg::body::BodyError;
 use crate::core::refused::{self, Answer, Refused};
 
@@ -25,7 +28,7 @@ impl Refusal {
         Self { status, kind, message: message.into(), explainable: false, close_connection: false, log: None }
     }
 
-    fn bad_request(message: impl Into<String>) -> Self {
+    pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, "BadRequestException", message)
     }
 
@@ -78,18 +81,18 @@ impl Refusal {
     /// An upstream response icegate must read and could not: the message never quotes what the
     /// upstream sent (a value could be a secret, a name could be hidden from the caller); the
     /// detail goes to icegate's log.
-    fn unreadable_upstream(what: &str, detail: &dyn std::fmt::Display) -> Self {
+    pub fn unreadable_upstream(what: &str, detail: &dyn std::fmt::Display) -> Self {
         let message = format!("the upstream's {what} could not be read; icegate's log has the details");
         Self::new(502, "BadGatewayException", message).logged(format!("upstream {what} refused"), detail)
     }
 
     /// This refusal, with `detail` for icegate's log under `event`.
-    fn logged(self, event: String, detail: &dyn std::fmt::Display) -> Self {
+    pub fn logged(self, event: String, detail: &dyn std::fmt::Display) -> Self {
         Self { log: Some(Box::new((event, detail.to_string()))), ..self }
     }
 
     /// The response body.
-    fn to_json(&self) -> String {
+    pub fn to_json(&self) -> String {
         serde_json::json!({
             "error": { "message": self.message, "type": self.kind, "code": self.status }
         })
@@ -99,6 +102,15 @@ impl Refusal {
 
 /// A stop of the served path: the core's refusals and the serving layer's, answered alike.
 pub type Stop = crate::core::decide::Stop<Refusal>;
+
+/// How a stage's error stops a request: the error's refusal, with the operation when
+/// classification had named it (`.map_err(error::stop(Some(op)))`).
+pub fn stop<E>(operation: Option<OperationId>) -> impl Fn(E) -> Stop + Copy
+where
+    for<'e> Refusal: From<&'e E>,
+{
+    move |error| Stop::plain(Refusal::from(&error), operation)
+}
 
 impl From<Refused> for Refusal {
     /// The core's refusals, by variant; an unreadable list response's detail goes to the log
@@ -122,103 +134,9 @@ impl Answer for Refusal {
     }
 }
 
-impl From<&crate::serve::inspect::ReadError> for Refusal {
-    fn from(e: &crate::serve::inspect::ReadError) -> Self {
-        use crate::serve::inspect::ReadError;
-        match e {
-            ReadError::Body(body) => Self::from(body),
-            ReadError::Io(_) => Self::bad_request(e.to_string()),
-            ReadError::Timeout(_) => Self::new(408, "RequestTimeoutException", e.to_string()),
-        }
-    }
-}
-
-impl From<&crate::serve::accept::AcceptError> for Refusal {
-    /// Ambiguous framing also closes the connection: what follows the body could be read as
-    /// another request by one of the two hops.
-    fn from(e: &crate::serve::accept::AcceptError) -> Self {
-        let refusal = Self::bad_request(e.to_string());
-        match e {
-            crate::serve::accept::AcceptError::Framing => Self { close_connection: true, ..refusal },
-            _ => refusal,
-        }
-    }
-}
-
 impl From<&BodyError> for Refusal {
     fn from(e: &BodyError) -> Self {
         Self::new(refused::body_status(e), refused::body_kind(e), e.to_string())
-    }
-}
-
-impl From<&crate::ops::owners::OwnersError> for Refusal {
-    /// The ownership store cannot be written: creates, drops and renames wait (DESIGN.md §4).
-    fn from(e: &crate::ops::owners::OwnersError) -> Self {
-        let message = match e {
-            crate::ops::owners::OwnersError::Unrecorded(_) => e.to_string(),
-            _ => format!("creates, drops and renames are unavailable while the ownership store cannot be written: {e}"),
-        };
-        Self::new(503, "ServiceUnavailableException", message)
-    }
-}
-
-/// The HTTP response of a refusal: the Iceberg error JSON, never cached.
-pub fn response(refusal: &Refusal) -> http::Response<crate::serve::forward::Body> {
-    let body = crate::serve::forward::full(bytes::Bytes::from(refusal.to_json()));
-    let mut response = http::Response::new(body);
-    *response.status_mut() = http::StatusCode::from_u16(refusal.status).unwrap_or(http::StatusCode::BAD_GATEWAY);
-    let headers = response.headers_mut();
-    headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
-    headers.insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
-    if refusal.close_connection {
-        headers.insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
-    }
-    if refusal.status == 401 {
-        headers.insert(http::header::WWW_AUTHENTICATE, http::HeaderValue::from_static("Basic realm=\"icegate\""));
-    }
-    response
-}
-
-impl From<&crate::serve::identity::IdentityError> for Refusal {
-    fn from(e: &crate::serve::identity::IdentityError) -> Self {
-        Self::new(401, "NotAuthorizedException", e.to_string())
-    }
-}
-
-impl From<&crate::serve::forward::ForwardError> for Refusal {
-    fn from(e: &crate::serve::forward::ForwardError) -> Self {
-        use crate::serve::forward::ForwardError;
-        match e {
-            ForwardError::Timeout(_) => Self::new(504, "GatewayTimeoutException", e.to_string()),
-            ForwardError::Unreachable(_) | ForwardError::Request(_) | ForwardError::Rebuild(_) => {
-                Self::new(502, "BadGatewayException", e.to_string())
-            }
-        }
-    }
-}
-
-impl From<&crate::serve::rewrite::body::RewriteError> for Refusal {
-    fn from(e: &crate::serve::rewrite::body::RewriteError) -> Self {
-        Self::unreadable_upstream("response", e)
-    }
-}
-
-impl From<&crate::serve::vending::VendError> for Refusal {
-    fn from(e: &crate::serve::vending::VendError) -> Self {
-        use crate::serve::vending::VendError;
-        match e {
-            VendError::TableMissing => Self::new(404, "NoSuchTableException", e.to_string()),
-            // the envelope's errors may quote the upstream's values (a secret key)
-            VendError::Envelope(_) => Self::unreadable_upstream("table response", e),
-            // STS's own words (ARNs, policy text) are for the operator's log, not the caller
-            VendError::Mint(_) => Self::new(
-                502,
-                "BadGatewayException",
-                "cannot mint downscoped credentials; icegate's log has the details",
-            )
-            .logged("minting downscoped credentials failed".to_owned(), e),
-            _ => Self::new(502, "BadGatewayException", e.to_string()),
-        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! icegate: an authorizing reverse proxy for Apache Iceberg REST catalogs.
 //!
-//! Every request runs one fixed pipeline (DESIGN.md §1); the first failing stage answers:
+//! Every request runs one fixed pipeline (docs/design.md §1); the first failing stage answers:
 //!
 //! ```text
 //! accept → identify → parse → classify → narrow → authorize (path) → inspect → authorize (body)

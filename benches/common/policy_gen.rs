@@ -116,7 +116,7 @@ fn privilege(out: &mut String, name: &str, deny: bool) {
     write!(out, "{{name: {name}, condition: {condition}}}").unwrap();
 }
 
-/// A policy in the format of DESIGN.md §3, in flow style so that writing it is quick.
+/// A policy in the format of docs/design.md §3, in flow style so that writing it is quick.
 ///
 /// Each role lives in one catalog: USE_CATALOG on it (1 grant); USE_SCHEMA + SELECT_TABLE on a
 /// home schema (2); USE_SCHEMA + one of SELECT_TABLE, MODIFY_TABLE, CREATE_TABLE on a second

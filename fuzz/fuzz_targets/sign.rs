@@ -1,4 +1,4 @@
-//! Remote signing (DESIGN.md §8). The input builds a sign request: an endpoint form (AWS
+//! Remote signing (docs/design.md §8). The input builds a sign request: an endpoint form (AWS
 //! virtual-hosted and path-style hosts, a trailing dot, the China partition, the table's custom
 //! endpoint in both styles, a configured IP endpoint, an access point, an unknown host), a
 //! bucket, a method, and fuzzed path, query and body. Property: a signature is only ever

@@ -1,4 +1,4 @@
-//! The policy-as-code commands (DESIGN.md §10): `icegate test`, `who-can`, `diff` and
+//! The policy-as-code commands (docs/design.md §10): `icegate test`, `who-can`, `diff` and
 //! `report`: arguments, reading files, printing, exit codes.
 
 use super::cases::{self, Document};
@@ -19,7 +19,7 @@ pub struct TestArgs {
     /// The policy the cases run against, unless a document of a case file carries its own.
     #[arg(long)]
     policy: Option<PathBuf>,
-    /// Case files (DESIGN.md §11); each may hold several YAML documents.
+    /// Case files (docs/design.md §11); each may hold several YAML documents.
     #[arg(required = true)]
     files: Vec<PathBuf>,
 }

@@ -1,9 +1,10 @@
-//! Decision cases in the format of DESIGN.md §11: reading them strictly and running one
-//! through the offline decision sequence `explain` uses ([`crate::core::decide`]). `icegate test`
+//! Decision cases in the format of docs/design.md §11: reading them strictly and running one
+//! through the offline decision sequence `explain` uses ([`crate::core::offline`]). `icegate test`
 //! and the project's conformance tests both run cases through [`run`].
 
 use crate::cli::policy::Explanation;
-use crate::core::decide::{Input, Settings, decide};
+use crate::core::decide::Settings;
+use crate::core::offline::{Input, decide};
 use crate::core::policy::Snapshot;
 use crate::core::roles::{OwnershipMode, Principal};
 use serde::Deserialize;
@@ -26,7 +27,7 @@ pub enum CaseError {
 /// One YAML document of a case file: an optional policy and its cases.
 #[derive(Debug)]
 pub struct Document {
-    /// A policy snapshot (DESIGN.md §3); when present it replaces `--policy`.
+    /// A policy snapshot (docs/design.md §3); when present it replaces `--policy`.
     pub policy: Option<Value>,
     pub cases: Vec<Case>,
 }

@@ -1,4 +1,4 @@
-//! The command line (DESIGN.md §10): `icegate check` and `icegate explain` here; `serve`,
+//! The command line (docs/design.md §10): `icegate check` and `icegate explain` here; `serve`,
 //! `owners` and the policy-as-code commands (`test`, `who-can`, `diff`, `report`) dispatched.
 
 pub mod analysis;

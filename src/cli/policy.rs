@@ -1,7 +1,8 @@
-//! `icegate check` and `icegate explain` (DESIGN.md §10): a policy validated, and one request
+//! `icegate check` and `icegate explain` (docs/design.md §10): a policy validated, and one request
 //! decided offline, printed as the JSON the contract fixes.
 
-use crate::core::decide::{self, Input, Settings};
+use crate::core::decide::Settings;
+use crate::core::offline::{self, Input};
 use crate::core::ownership::OwnerIndex;
 use crate::core::policy::snapshot::Snapshot;
 use crate::core::policy::{self, LoadError, Loaded};
@@ -65,7 +66,7 @@ pub struct ExplainArgs {
     target: String,
 }
 
-/// The JSON `explain` prints (DESIGN.md §10).
+/// The JSON `explain` prints (docs/design.md §10).
 #[derive(Debug, Serialize)]
 pub struct Explanation {
     pub status: u16,
@@ -76,8 +77,8 @@ pub struct Explanation {
     pub visible: Option<Vec<Box<RawValue>>>,
 }
 
-impl From<decide::Outcome> for Explanation {
-    fn from(o: decide::Outcome) -> Self {
+impl From<offline::Outcome> for Explanation {
+    fn from(o: offline::Outcome) -> Self {
         let forwarded = o.status == 200;
         Self {
             status: o.status,
@@ -179,7 +180,7 @@ pub fn explain(args: &ExplainArgs) -> ExitCode {
         list_response: list_response.as_deref(),
         namespace_location: args.namespace_location.as_deref(),
     };
-    let explanation = Explanation::from(decide::decide_with_owners(&snapshot, &owners, &settings, &input));
+    let explanation = Explanation::from(offline::decide_with_owners(&snapshot, &owners, &settings, &input));
     match serde_json::to_string(&explanation) {
         Ok(json) => {
             println!("{json}");

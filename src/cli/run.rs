@@ -17,7 +17,7 @@ pub enum RunError {
     Tls(#[from] crate::net::TlsError),
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
-    /// DESIGN.md §10: a store that cannot be opened or written at start-up stops icegate.
+    /// docs/design.md §10: a store that cannot be opened or written at start-up stops icegate.
     #[error("{0}")]
     Owners(String),
     #[error("cannot listen on `{addr}`: {source}")]

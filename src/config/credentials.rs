@@ -1,5 +1,5 @@
 //! `[credentials]`: what happens to vended storage credentials, and how sign requests are read
-//! and forwarded (DESIGN.md §8).
+//! and forwarded (docs/design.md §8).
 
 use super::error::ConfigError;
 use serde::Deserialize;
@@ -39,7 +39,7 @@ pub struct Credentials {
     pub signing: Signing,
 }
 
-/// `[credentials.signing]` (DESIGN.md §8).
+/// `[credentials.signing]` (docs/design.md §8).
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Signing {

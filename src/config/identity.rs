@@ -1,4 +1,4 @@
-//! `[identity]`: the providers that say who is calling (DESIGN.md §6) and their settings.
+//! `[identity]`: the providers that say who is calling (docs/design.md §6) and their settings.
 
 use serde::Deserialize;
 use std::path::PathBuf;
@@ -36,7 +36,7 @@ impl Default for Identity {
 }
 
 /// The `jwt` provider: `Authorization: Bearer <JWT>` verified against static PEM keys, a JWKS URL
-/// or an HMAC secret (DESIGN.md §6).
+/// or an HMAC secret (docs/design.md §6).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct JwtIdentity {
@@ -56,7 +56,7 @@ pub struct JwtIdentity {
     pub user_claims: Vec<String>,
     /// A claim holding a JSON list of group names.
     pub groups_claim: String,
-    /// A claim holding the identity-bound active roles (DESIGN.md §5): a JSON list of strings or
+    /// A claim holding the identity-bound active roles (docs/design.md §5): a JSON list of strings or
     /// a comma-separated string.
     pub active_roles_claim: Option<String>,
     /// Clock skew allowed on `exp` and `nbf` (at most 60).

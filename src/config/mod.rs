@@ -1,5 +1,5 @@
 //! The process configuration: a TOML file (every key optional) overridden by command-line
-//! flags, validated once at start-up (DESIGN.md §10). Documented key by key in docs/config.md.
+//! flags, validated once at start-up (docs/design.md §10). Documented key by key in docs/config.md.
 
 pub mod credentials;
 mod error;
@@ -39,7 +39,7 @@ pub struct Config {
     pub audit: Audit,
     pub credentials: Credentials,
     pub runtime: Runtime,
-    /// `[owners]`: the ownership store (DESIGN.md §4 "Ownership of created objects").
+    /// `[owners]`: the ownership store (docs/design.md §4 "Ownership of created objects").
     pub owners: owners::Config,
 }
 
@@ -83,7 +83,7 @@ impl Default for Runtime {
     }
 }
 
-/// `[reload]`: what triggers a policy reload besides SIGHUP (DESIGN.md §9).
+/// `[reload]`: what triggers a policy reload besides SIGHUP (docs/design.md §9).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Reload {
@@ -107,7 +107,7 @@ pub struct Narrowing {
     pub ownership: Ownership,
 }
 
-/// `narrowing.ownership`: whether ownership still grants under narrowing (DESIGN.md §5).
+/// `narrowing.ownership`: whether ownership still grants under narrowing (docs/design.md §5).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Ownership {
@@ -129,7 +129,7 @@ pub struct ListenerTls {
     pub client_ca_file: Option<PathBuf>,
 }
 
-/// The inspected-body cap's default (`limits.max_body_bytes`, DESIGN.md §7).
+/// The inspected-body cap's default (`limits.max_body_bytes`, docs/design.md §7).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 
 #[derive(Clone, Debug, Deserialize)]
@@ -188,7 +188,7 @@ impl Default for Lists {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Audit {
-    /// One JSON line per request (DESIGN.md §10).
+    /// One JSON line per request (docs/design.md §10).
     pub enabled: bool,
     /// A file to append audit lines to; unset: stdout.
     pub file: Option<PathBuf>,

@@ -1,5 +1,5 @@
 //! `[owners]` of the config file: which store, where, and the default that makes creators
-//! own what they create with no configuration (DESIGN.md §10).
+//! own what they create with no configuration (docs/design.md §10).
 
 use super::error::ConfigError;
 use serde::Deserialize;
@@ -10,7 +10,7 @@ use std::path::PathBuf;
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     /// `embedded`, `postgres` or `off`; when unset, `postgres` if `url` or `url_file` is set,
-    /// else `embedded` (DESIGN.md §10: on and embedded by default).
+    /// else `embedded` (docs/design.md §10: on and embedded by default).
     pub store: Option<StoreKind>,
     /// The embedded store's file (created if missing; its directory must exist). Unset: see
     /// [`default_path`].
@@ -27,7 +27,7 @@ pub struct Config {
     /// replicas or `icegate owners`, when no notification arrived).
     pub poll_interval_seconds: u64,
     /// How long the location the upstream assigned to a stage-create is remembered, for the
-    /// commit of that staged create (DESIGN.md §4 updateTable).
+    /// commit of that staged create (docs/design.md §4 updateTable).
     pub staged_location_seconds: u64,
 }
 

@@ -1,24 +1,22 @@
-//! The stages of the pipeline that need no network, in DESIGN.md §1's order: parse, classify,
+//! The stages of the pipeline that need no network, in docs/design.md §1's order: parse, classify,
 //! narrow, authorize what the path decides, inspect, authorize what the body adds, and the
-//! decisions of the rewrite stage (credential scope, visible list entries). The stages run in
-//! [`crate::core::sequence`]'s order, for the proxy and offline alike; `icegate explain`, shadow
-//! decisions and the conformance tests run them here with the upstream's facts as inputs.
+//! questions only the upstream can answer. The stages run in [`crate::core::sequence`]'s
+//! order, for the proxy and offline alike; the offline driver (`icegate explain`, shadow
+//! decisions, the conformance tests) is [`crate::core::offline`].
 
 use crate::core::iceberg::body::{self, BodyError};
-use crate::core::iceberg::list::{self, ListKind};
 use crate::core::iceberg::names::NameRules;
 use crate::core::iceberg::routes::{self, Classified, Route, RouteOptions};
 use crate::core::iceberg::{Namespace, OperationId, TableIdent};
+use crate::core::policy::Snapshot;
 use crate::core::policy::Subject;
 use crate::core::policy::authorize::{self, Verdict};
 use crate::core::policy::explain::describe;
-use crate::core::policy::{Scope, Snapshot};
 use crate::core::refused::{Answer, Refused};
 use crate::core::roles::{self, ActiveRoles, Narrowed, OwnershipMode, Principal};
-use crate::core::sequence::{self, Answers, BodyIn, Existence, Offline};
-use serde_json::value::RawValue;
+use bytes::Bytes;
 
-/// The inspected-body cap's default (`limits.max_body_bytes`, DESIGN.md §7).
+/// The inspected-body cap's default (`limits.max_body_bytes`, docs/design.md §7).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 
 /// Settings of the listener and process that change a decision.
@@ -41,65 +39,26 @@ impl Default for Settings {
     }
 }
 
-/// One request, as far as the offline stages see it.
-#[derive(Clone, Debug)]
-pub struct Input<'a> {
-    pub method: &'a str,
-    /// The raw request target: path and optional query string.
-    pub target: &'a str,
-    pub principal: Principal,
-    /// The raw `X-Gravitino-Active-Roles` value; `None` when absent.
-    pub active_roles: Option<&'a [u8]>,
-    pub body: Option<&'a [u8]>,
-    /// Whether the named object exists upstream (for 403-or-404).
-    pub exists: bool,
-    /// The upstream's list response, for list operations.
-    pub list_response: Option<&'a [u8]>,
-    /// The directory of the table's namespace, as the upstream would report it (DESIGN.md §4
-    /// location rule); without it, a location chosen by a caller without `TOP` is refused.
-    pub namespace_location: Option<&'a str>,
+/// What the upstream said about whether an object exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Existence {
+    Exists,
+    Missing,
+    /// Any other answer, or none: icegate cannot tell.
+    Unknown,
 }
 
-/// What icegate would do. `status` 200 means "forwarded".
-#[derive(Debug)]
-pub struct Outcome {
-    pub status: u16,
-    pub operation: Option<OperationId>,
-    /// The narrowed credential scope, for a forwarded credential-bearing operation.
-    pub credential: Option<Scope>,
-    /// Whether the scope was lowered by narrowing (credentials would be stripped, §8).
-    pub narrowing_lowered_scope: bool,
-    pub reason: String,
-    /// Kept list entries, raw, when a list response was given and the request was forwarded.
-    pub visible: Option<Vec<Box<RawValue>>>,
-    /// The active-roles value sent upstream; `None` for no header.
-    pub upstream_active_roles: Option<String>,
-}
-
-impl Outcome {
-    fn refused(operation: Option<OperationId>, status: u16, reason: String) -> Self {
-        Self {
-            status,
-            operation,
-            credential: None,
-            narrowing_lowered_scope: false,
-            reason,
-            visible: None,
-            upstream_active_roles: None,
-        }
-    }
-
-    fn forwarded(operation: OperationId, reason: String) -> Self {
-        Self {
-            status: 200,
-            operation: Some(operation),
-            credential: None,
-            narrowing_lowered_scope: false,
-            reason,
-            visible: None,
-            upstream_active_roles: None,
-        }
-    }
+/// A request body as the inspect stage received it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum BodyIn {
+    /// The request carried none.
+    #[default]
+    Absent,
+    /// Present but not read: an operation whose body is not inspected streams it, whatever its
+    /// size (docs/design.md §1).
+    Streamed,
+    /// Read, for an operation whose body is inspected.
+    Read(Bytes),
 }
 
 /// A stage that stopped the request: the answer, why (for explain and audit), and the
@@ -346,93 +305,12 @@ pub fn request_of<'a>(route: &'a Route, catalog: &'a str) -> authorize::Request<
     }
 }
 
-/// Runs the stages on `input` as the proxy would, answering what only the upstream knows as
-/// DESIGN.md §10 says `explain` assumes; the first failing stage answers (DESIGN.md §5).
-/// Without an ownership store (`explain`, the conformance cases): only the policy's owners.
-pub fn decide(snap: &Snapshot, settings: &Settings, input: &Input<'_>) -> Outcome {
-    decide_with_owners(snap, crate::core::ownership::OwnerIndex::empty(), settings, input)
-}
-
-/// [`decide`] with the ownership store's index merged into the policy's owners.
-pub fn decide_with_owners(
-    snap: &Snapshot,
-    owners: &crate::core::ownership::OwnerIndex,
-    settings: &Settings,
-    input: &Input<'_>,
-) -> Outcome {
-    let body = match input.body {
-        Some(bytes) => BodyIn::Read(bytes::Bytes::copy_from_slice(bytes)),
-        None => BodyIn::Absent,
-    };
-    let mut answers =
-        Offline { body, exists: input.exists, namespace_location: input.namespace_location.map(str::to_owned) };
-    decide_with_answers(snap, owners, settings, input, &mut answers)
-}
-
-/// [`decide_with_owners`] with `answers` for what only the upstream knows (a shadow decision
-/// answers from what its served request learned). Every answer must be at hand.
-pub fn decide_with_answers<A: Answers>(
-    snap: &Snapshot,
-    owners: &crate::core::ownership::OwnerIndex,
-    settings: &Settings,
-    input: &Input<'_>,
-    answers: &mut A,
-) -> Outcome {
-    match run(snap, owners, settings, input, answers) {
-        Ok(outcome) => outcome,
-        Err(stop) => Outcome::refused(stop.operation, stop.refusal.status(), stop.reason),
-    }
-}
-
-fn run<A: Answers>(
-    snap: &Snapshot,
-    owners: &crate::core::ownership::OwnerIndex,
-    settings: &Settings,
-    input: &Input<'_>,
-    answers: &mut A,
-) -> Result<Outcome, Stop<A::Refusal>> {
-    if routes::is_get_token(input.method, input.target, &settings.base_path) {
-        return Ok(Outcome::forwarded(OperationId::GetToken, "getToken is forwarded before every check".to_owned()));
-    }
-    let request = sequence::Request {
-        method: input.method,
-        target: input.target,
-        principal: &input.principal,
-        active_roles: input.active_roles,
-    };
-    // explain holds no page-token key, so no token it is given unwraps (DESIGN.md §10).
-    let decided = sequence::at_once(sequence::sequence(snap, owners, settings, request, |_, _| None, answers))
-        .ok_or_else(|| Stop::plain(Refused::Unanswered, None).lift())??;
-    let op = decided.route.operation;
-    let reason = match &decided.body_reason {
-        Some(body) => format!("{}; {body}", decided.reason),
-        None => decided.reason,
-    };
-    let mut outcome = Outcome::forwarded(op, reason);
-    let Some(narrowed) = &decided.narrowed else { return Ok(outcome) };
-    // what the rewrite stage would do
-    let subject = narrowed.subject(&input.principal.user).with_owners(owners);
-    let request = request_of(&decided.route, &decided.catalog);
-    outcome.upstream_active_roles = narrowed.upstream_header.clone();
-    if let Some(scope) = authorize::credential_scope(snap, &subject, &request) {
-        outcome.credential = Some(scope.narrowed);
-        outcome.narrowing_lowered_scope = scope.narrowed < scope.unnarrowed;
-    }
-    if let (Some(kind), Some(response)) = (ListKind::for_operation(op), input.list_response) {
-        let mut entries = crate::core::policy::entries::EntryFilter::new(snap, &subject, &decided.catalog, kind);
-        let page = list::filter(kind, response, &settings.namespace_separators, |entry| entries.visible(entry))
-            .map_err(|e| Stop::plain(Refused::List(e), Some(op)).lift())?;
-        outcome.visible = Some(page.to_raw_values().map_err(|e| Stop::plain(Refused::List(e), Some(op)).lift())?);
-    }
-    Ok(outcome)
-}
-
 /// The inspect stage's refusal of a body.
 pub fn body_stop(error: BodyError, op: OperationId) -> Stop {
     Stop::plain(Refused::Body(error), Some(op))
 }
 
-/// The answer to a collision question (DESIGN.md §4 "One name, one kind, one level"): a name
+/// The answer to a collision question (docs/design.md §4 "One name, one kind, one level"): a name
 /// that is both a table (or view) and a child namespace of one namespace shares one storage
 /// directory, so creating the second is 409; when the upstream cannot say, 503 and nothing is
 /// forwarded. `None` when nothing collides.
@@ -451,7 +329,7 @@ pub fn collision_answer(route: &Route, collision: &Collision, existence: Existen
     Some(Stop::plain(refusal, Some(route.operation)))
 }
 
-/// How the names of `catalog` are read (DESIGN.md §2, §7).
+/// How the names of `catalog` are read (docs/design.md §2, §7).
 pub fn name_rules<'a>(snap: &Snapshot, settings: &'a Settings, catalog: &str) -> NameRules<'a> {
     NameRules { separators: &settings.namespace_separators, fold_case: snap.folds_names(catalog) }
 }
@@ -482,7 +360,7 @@ pub fn inspect(
 
 /// What the upstream must say before a body's request is forwarded: the tables whose staged
 /// create's commit sets a location (the location the upstream assigned decides whether that is
-/// an explicit location, DESIGN.md §4 updateTable), and the names whose creation could collide
+/// an explicit location, docs/design.md §4 updateTable), and the names whose creation could collide
 /// with an object of another kind in the same storage directory ("One name, one kind, one
 /// level"). Offline (`explain`) nothing is asked: no location was assigned, nothing collides.
 #[derive(Debug, Default, PartialEq, Eq)]

@@ -9,6 +9,7 @@ pub mod clock;
 pub mod credentials;
 pub mod decide;
 pub mod iceberg;
+pub mod offline;
 pub mod ownership;
 pub mod policy;
 pub mod refused;

@@ -59,7 +59,7 @@ impl Source {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Record {
     pub kind: Kind,
-    /// The Gravitino full name (DESIGN.md §2): `prod.sales`, `prod.a:b`, `prod.sales.t`.
+    /// The Gravitino full name (docs/design.md §2): `prod.sales`, `prod.a:b`, `prod.sales.t`.
     pub full_name: String,
     pub owner: String,
     /// Creation records are always users; an operator may set a group.

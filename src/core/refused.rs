@@ -1,7 +1,8 @@
 //! Why a stage of the core stopped a request: one variant per reason, carrying the names its
-//! message quotes, and the Iceberg error (status and `type`, DESIGN.md §5, §7) each reason is
-//! answered with. The serving layer's rescue (`crate::error`) turns these, and its own errors,
-//! into responses; `explain` reads the status from here, offline.
+//! message quotes, and the Iceberg error (status and `type`, docs/design.md §5, §7) each reason is
+//! answered with. `crate::error` turns these into refusals, the serving layer's rescue
+//! (`crate::serve::rescue`) its own errors, and refusals into responses; `explain` reads the
+//! status from here, offline.
 
 use crate::core::iceberg::OperationId;
 use crate::core::iceberg::body::BodyError;
@@ -33,17 +34,17 @@ pub enum Refused {
     /// named none), and nothing from the policy, so the message cannot be used to learn it.
     #[error("{}", denied(*operation, object))]
     Denied { operation: OperationId, object: String },
-    /// A rename the rename rule refuses (DESIGN.md §4): says why in terms of the names the
+    /// A rename the rename rule refuses (docs/design.md §4): says why in terms of the names the
     /// caller sent, and nothing of the policy's entries.
     #[error(
         "not authorized to {operation} `{from}` to `{to}`: the rename would change which policy entries apply; an \
          administrator must change the policy first"
     )]
     Rename { operation: OperationId, from: String, to: String },
-    /// The 404 of a hidden-or-missing table or view (DESIGN.md §4 "403 or 404").
+    /// The 404 of a hidden-or-missing table or view (docs/design.md §4 "403 or 404").
     #[error("{} does not exist: `{object}`", if *view { "view" } else { "table" })]
     NotFound { view: bool, object: String },
-    /// A name that would share a storage directory with an object of another kind (DESIGN.md
+    /// A name that would share a storage directory with an object of another kind (docs/design.md
     /// §4 "One name, one kind, one level").
     #[error("cannot create {created}: {existing} exists, and the two would share one storage location")]
     Collides { created: String, existing: &'static str },

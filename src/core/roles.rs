@@ -1,5 +1,5 @@
 //! The `X-Gravitino-Active-Roles` header: its grammar, and narrowing a caller's held roles to
-//! the active set the evaluator uses (DESIGN.md §5).
+//! the active set the evaluator uses (docs/design.md §5).
 
 use crate::core::policy::snapshot::{GroupId, RoleId, UserId};
 use crate::core::policy::{RoleSet, Snapshot, Subject};
@@ -170,12 +170,12 @@ pub enum NarrowError {
     UnknownUser(String),
     #[error("user `{0}` is disabled")]
     DisabledUser(String),
-    /// The message form is fixed by DESIGN.md §5.
+    /// The message form is fixed by docs/design.md §5.
     #[error("user '{user}' cannot assume active role(s) that are not held: {}", roles.join(", "))]
     NotHeld { user: String, roles: Vec<String> },
 }
 
-/// The known-user check (DESIGN.md §4 "Before any check"): the snapshot's user, if listed.
+/// The known-user check (docs/design.md §4 "Before any check"): the snapshot's user, if listed.
 pub fn check_user(snap: &Snapshot, principal: &Principal) -> Result<Option<UserId>, NarrowError> {
     match snap.user_id(&principal.user) {
         Some(id) if !snap.user(id).enabled => Err(NarrowError::DisabledUser(principal.user.clone())),
@@ -193,7 +193,7 @@ pub struct Narrowed {
     /// In policy order: the user's roles, then each group's.
     pub held_ordered: Vec<RoleId>,
     pub held: RoleSet,
-    /// In the order the active set is reported upstream (DESIGN.md §5).
+    /// In the order the active set is reported upstream (docs/design.md §5).
     pub active_ordered: Vec<RoleId>,
     pub active: RoleSet,
     /// Whether the request counts as narrowed (for the ownership modes).

@@ -1,4 +1,4 @@
-//! The one sequencer of a decision (DESIGN.md §1): parse → classify → narrow → authorize what
+//! The one sequencer of a decision (docs/design.md §1): parse → classify → narrow → authorize what
 //! the path decides → inspect → authorize what the body adds, for the served path, `explain`,
 //! shadow decisions and the conformance cases alike. What the snapshot cannot say — the request
 //! body as it arrives, and what only the upstream knows — is asked through [`Answers`], which
@@ -6,38 +6,16 @@
 //! evaluator stays pure and synchronous: the sequencer asks, then decides with the answer.
 
 use crate::core::decide::{self, Collision, PathCheck, Settings, Stop};
+pub use crate::core::decide::{BodyIn, Existence};
 use crate::core::iceberg::body::{Body, SignRequest};
 use crate::core::iceberg::routes::Route;
 use crate::core::iceberg::{Namespace, OperationId, TableIdent};
 use crate::core::ownership::OwnerIndex;
 use crate::core::policy::Snapshot;
 use crate::core::policy::authorize::{self, Facts};
-use crate::core::refused::{Answer, Refused};
+use crate::core::refused::Answer;
 use crate::core::roles::{Narrowed, Principal};
-use bytes::Bytes;
 use std::future::Future;
-
-/// What the upstream said about whether an object exists.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Existence {
-    Exists,
-    Missing,
-    /// Any other answer, or none: icegate cannot tell.
-    Unknown,
-}
-
-/// A request body as the inspect stage received it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum BodyIn {
-    /// The request carried none.
-    #[default]
-    Absent,
-    /// Present but not read: an operation whose body is not inspected streams it, whatever its
-    /// size (DESIGN.md §1).
-    Streamed,
-    /// Read, for an operation whose body is inspected.
-    Read(Bytes),
-}
 
 /// What the sequencer cannot know from the snapshot and the request line. Each question is
 /// asked at most once per request, at the stage that needs the answer.
@@ -80,7 +58,7 @@ pub trait Answers {
     /// Whether an object of another kind already has the name `collision` is about to create.
     fn collision(&mut self, route: &Route, collision: &Collision) -> impl Future<Output = Existence> + Send;
 
-    /// Whether the storage a sign request reaches belongs to its table (DESIGN.md §8).
+    /// Whether the storage a sign request reaches belongs to its table (docs/design.md §8).
     fn sign_location(
         &mut self,
         route: &Route,
@@ -123,7 +101,7 @@ pub struct Decided {
     pub body: Option<Body>,
 }
 
-/// Runs the stages on `request`; the first stage that refuses answers (DESIGN.md §5).
+/// Runs the stages on `request`; the first stage that refuses answers (docs/design.md §5).
 /// `unwrap_token` turns a page token the caller sent back into the upstream's.
 pub async fn sequence<A: Answers>(
     snap: &Snapshot,
@@ -206,64 +184,6 @@ pub async fn sequence<A: Answers>(
 impl Decided {
     fn new(route: Route, catalog: String, narrowed: Option<Narrowed>, reason: String) -> Self {
         Self { route, catalog, narrowed, reason, body_reason: None, body: None }
-    }
-}
-
-/// The answers of `explain` and the conformance cases (DESIGN.md §10): the body, the existence
-/// of the named object and the directory of the table's namespace (`--namespace-location`) are
-/// inputs; no location was assigned, nothing collides, and no sign request's location is
-/// checked.
-#[derive(Clone, Debug)]
-pub struct Offline {
-    pub body: BodyIn,
-    pub exists: bool,
-    /// The directory of every namespace asked about; none known when absent.
-    pub namespace_location: Option<String>,
-}
-
-impl Answers for Offline {
-    type Refusal = Refused;
-
-    async fn body(&mut self, _op: OperationId, _limit: usize) -> Result<BodyIn, Stop<Refused>> {
-        Ok(self.body.clone())
-    }
-
-    async fn missing(&mut self, _route: &Route) -> bool {
-        !self.exists
-    }
-
-    async fn staged_locations(
-        &mut self,
-        _route: &Route,
-        _catalog: &str,
-        _narrowed: &Narrowed,
-        _tables: &[TableIdent],
-    ) -> Vec<(TableIdent, String)> {
-        Vec::new()
-    }
-
-    async fn namespace_locations(
-        &mut self,
-        _route: &Route,
-        _catalog: &str,
-        _narrowed: &Narrowed,
-        namespaces: &[&Namespace],
-    ) -> Result<Vec<(Namespace, String)>, Stop<Refused>> {
-        let Some(location) = &self.namespace_location else { return Ok(Vec::new()) };
-        Ok(namespaces.iter().map(|n| ((*n).clone(), location.clone())).collect())
-    }
-
-    async fn collision(&mut self, _route: &Route, _collision: &Collision) -> Existence {
-        Existence::Missing
-    }
-
-    async fn sign_location(
-        &mut self,
-        _route: &Route,
-        _narrowed: &Narrowed,
-        _request: &SignRequest,
-    ) -> Result<(), Stop<Refused>> {
-        Ok(())
     }
 }
 

@@ -1,4 +1,4 @@
-//! The process's Prometheus metrics (DESIGN.md §10: every name starts with `icegate_`), served
+//! The process's Prometheus metrics (docs/design.md §10: every name starts with `icegate_`), served
 //! as text by the admin listener.
 
 use prometheus_client::encoding::EncodeLabelSet;

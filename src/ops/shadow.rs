@@ -1,11 +1,12 @@
-//! Shadow decisions (DESIGN.md §9): each request decided again against the candidate policy,
+//! Shadow decisions (docs/design.md §9): each request decided again against the candidate policy,
 //! never enforced; a difference from the live policy in status, credential scope or visible
 //! list entries is logged and counted.
 
-use crate::core::decide::{self, Collision, Input, Outcome, Settings};
+use crate::core::decide::{Collision, Settings};
 use crate::core::iceberg::body::SignRequest;
 use crate::core::iceberg::routes::Route;
 use crate::core::iceberg::{Namespace, OperationId, TableIdent};
+use crate::core::offline::{self, Input, Outcome};
 use crate::core::policy::Snapshot;
 use crate::core::roles::{Narrowed, Principal};
 use crate::core::sequence::{Answers, BodyIn, Existence};
@@ -38,7 +39,7 @@ pub struct Capture {
 
 /// The answers a served request captured. A question the served sequence never asked (the
 /// candidate policy reached a stage the live one did not) is answered as `explain` answers it
-/// (DESIGN.md §10).
+/// (docs/design.md §10).
 struct Recorded<'a>(&'a Capture);
 
 impl Answers for Recorded<'_> {
@@ -134,7 +135,7 @@ fn decide_captured(
         list_response: capture.list_response.as_deref(),
         namespace_location: None,
     };
-    Some(decide::decide_with_answers(snap, owners, settings, &input, &mut Recorded(capture)))
+    Some(offline::decide_with_answers(snap, owners, settings, &input, &mut Recorded(capture)))
 }
 
 /// Status, credential scope and visible entries: what a disagreement is made of.

@@ -1,7 +1,7 @@
 //! Stage `accept`: a request whose body two hops could frame differently is refused, hop-by-hop
 //! headers are removed before anything else is read, and a request that carries two
 //! `Authorization` or `X-Gravitino-Active-Roles` headers is refused, since the two sides could
-//! pick different ones (DESIGN.md §7).
+//! pick different ones (docs/design.md §7).
 
 use http::HeaderMap;
 use http::header::{self, HeaderName};

@@ -1,4 +1,4 @@
-//! The admin listener (DESIGN.md §10): `/healthz`, `/readyz` and `/metrics`, apart from the
+//! The admin listener (docs/design.md §10): `/healthz`, `/readyz` and `/metrics`, apart from the
 //! client listener so that probes and scrapes never queue behind client requests.
 
 use crate::serve::state::Shared;

@@ -11,7 +11,7 @@ use crate::core::iceberg::{Namespace, OperationId, TableIdent};
 use crate::core::policy::Snapshot;
 use crate::core::roles::Narrowed;
 use crate::core::sequence::{Answers, BodyIn, Existence};
-use crate::error::Stop;
+use crate::error::{self, Stop};
 use crate::ops::audit;
 use crate::serve::context::Context;
 use crate::serve::inspect::{self, RequestBody};
@@ -34,7 +34,7 @@ pub struct Served<'a> {
     incoming: Option<Incoming>,
     /// What the inspect stage left for forwarding.
     forward: Option<RequestBody>,
-    /// Where an authorized sign request goes when not to its table-scoped route (DESIGN.md §8).
+    /// Where an authorized sign request goes when not to its table-scoped route (docs/design.md §8).
     signer: Option<http::Uri>,
 }
 
@@ -80,9 +80,7 @@ impl Answers for Served<'_> {
     async fn body(&mut self, op: OperationId, limit: usize) -> Result<BodyIn, Stop> {
         let Some(incoming) = self.incoming.take() else { return Ok(BodyIn::Absent) };
         let timeout = self.shared.config.limits.body_read_timeout_ms;
-        let read = inspect::read(op, self.caller, incoming, limit, timeout)
-            .await
-            .map_err(|e| Stop::plain(crate::error::Refusal::from(&e), Some(op)))?;
+        let read = inspect::read(op, self.caller, incoming, limit, timeout).await.map_err(error::stop(Some(op)))?;
         self.cx.body_taken = true;
         let received = match &read {
             RequestBody::Buffered(bytes) => BodyIn::Read(bytes.clone()),
@@ -155,8 +153,8 @@ impl Answers for Served<'_> {
     }
 
     fn classified(&mut self, route: &Route, catalog: &str) {
-        self.cx.audit.operation = Some(route.operation.as_str());
-        self.cx.audit.objects = audit::objects::of_path(route, catalog);
+        self.cx.operation = Some(route.operation);
+        self.cx.objects = audit::objects::of_path(route, catalog);
     }
 
     fn narrowed(&mut self, narrowed: &Narrowed) {
@@ -164,12 +162,12 @@ impl Answers for Served<'_> {
             roles.iter().map(|r| self.snap.role_name(*r).to_owned()).collect()
         };
         let (held, active) = (names(&narrowed.held_ordered), names(&narrowed.active_ordered));
-        self.cx.audit.groups = Some(narrowed.groups.iter().map(ToString::to_string).collect());
-        self.cx.audit.held_roles = Some(held);
-        self.cx.audit.active_roles = Some(active);
+        self.cx.groups = Some(narrowed.groups.iter().map(ToString::to_string).collect());
+        self.cx.held_roles = Some(held);
+        self.cx.active_roles = Some(active);
     }
 
     fn inspected(&mut self, route: &Route, catalog: &str, body: &ParsedBody) {
-        self.cx.audit.objects.extend(audit::objects::of_body(route, catalog, body));
+        self.cx.objects.extend(audit::objects::of_body(route, catalog, body));
     }
 }

@@ -1,5 +1,5 @@
 //! The upstream client: pooled keep-alive HTTP/1.1 to the catalog, with the connect and
-//! response timeouts that are always on; failures become 502 and 504 (DESIGN.md §7).
+//! response timeouts that are always on; failures become 502 and 504 (docs/design.md §7).
 
 use crate::config::{Upstream as UpstreamConfig, UpstreamUrl};
 use crate::net::{ClientSettings, HttpsClient, https_client};

@@ -1,6 +1,6 @@
 //! Ambiguous HTTP/1 framing, seen in the bytes a connection sends: a request head with both
 //! `Content-Length` and `Transfer-Encoding` (RFC 9112 §6.1) is refused with 400 and its
-//! connection closed (DESIGN.md §7). hyper reads such a request by its `Transfer-Encoding` alone
+//! connection closed (docs/design.md §7). hyper reads such a request by its `Transfer-Encoding` alone
 //! and drops `Content-Length` before icegate sees the headers, so the pair can only be seen
 //! here, in the bytes as they arrive.
 //!

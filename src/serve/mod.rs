@@ -1,5 +1,5 @@
 //! The serving path: the listener (TLS, limits, idle connections), the request pipeline of
-//! DESIGN.md §1 ([`proxy`]) and its stages, the upstream client and the questions only the
+//! docs/design.md §1 ([`proxy`]) and its stages, the upstream client and the questions only the
 //! upstream can answer, the identity providers, credential vending and signing.
 
 pub mod accept;
@@ -17,6 +17,7 @@ pub mod observe;
 pub mod outbound;
 pub mod ownership;
 pub mod proxy;
+pub mod rescue;
 pub mod rewrite;
 pub mod server;
 pub mod staged;

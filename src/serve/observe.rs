@@ -1,6 +1,7 @@
 //! What happens after a request is answered, besides its audit line: the metrics it moves
-//! and its shadow decision, made off the serving path (DESIGN.md §9, §10).
+//! and its shadow decision, made off the serving path (docs/design.md §9, §10).
 
+use crate::core::iceberg::OperationId;
 use crate::ops::shadow::Capture;
 use crate::serve::context::Context;
 use crate::serve::state::{DecisionState, Shared};
@@ -10,9 +11,9 @@ use std::sync::Arc;
 pub fn observe(shared: &Arc<Shared>, state: &Arc<DecisionState>, cx: &mut Context) {
     let m = &shared.metrics;
     let labels = crate::ops::metrics::RequestLabels {
-        operation: cx.audit.operation.unwrap_or("unrecognized"),
-        decision: cx.audit.decision,
-        status: cx.audit.status,
+        operation: cx.operation.map_or("unrecognized", OperationId::as_str),
+        decision: if cx.allowed { "allow" } else { "deny" },
+        status: cx.status,
     };
     m.requests.get_or_create(&labels).inc();
     if let Some(d) = cx.decided_after {
@@ -24,11 +25,12 @@ pub fn observe(shared: &Arc<Shared>, state: &Arc<DecisionState>, cx: &mut Contex
     if cx.hidden_entries > 0 {
         m.entries_hidden.inc_by(cx.hidden_entries as u64);
     }
-    if let (Some(action), "allow") = (cx.audit.credential, cx.audit.decision) {
+    if let (Some(action), true) = (cx.credential, cx.allowed) {
         m.credentials.get_or_create(&crate::ops::metrics::ActionLabels { action }).inc();
     }
     if let (Some(_), Some(capture)) = (&state.shadow, cx.shadow.take()) {
-        shadow(shared, state, &cx.audit, capture);
+        let object = cx.objects.first().map_or_else(String::new, |o| o.full_name.clone());
+        shadow(shared, state, object, cx.user.clone().unwrap_or_default(), capture);
     }
 }
 
@@ -38,14 +40,12 @@ pub const SHADOW_QUEUE: usize = 256;
 
 /// Decides `capture` with the live and the candidate policy on a task of its own, never
 /// delaying the response; a difference is logged and counted.
-fn shadow(shared: &Arc<Shared>, state: &Arc<DecisionState>, audit: &crate::ops::audit::Record, capture: Capture) {
+fn shadow(shared: &Arc<Shared>, state: &Arc<DecisionState>, object: String, user: String, capture: Capture) {
     let Ok(slot) = Arc::clone(&shared.shadow_slots).try_acquire_owned() else {
         shared.metrics.shadow_skipped.inc();
         return;
     };
     let (shared, state) = (Arc::clone(shared), Arc::clone(state));
-    let object = audit.objects.first().map_or_else(String::new, |o| o.full_name.clone());
-    let user = audit.user.clone().unwrap_or_default();
     tokio::spawn(async move {
         let _slot = slot;
         let Some(candidate) = &state.shadow else { return };

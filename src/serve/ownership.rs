@@ -2,7 +2,7 @@
 //! is forwarded (or 503), settled from the upstream's answer before the response is returned,
 //! and the reconciliation of ambiguous answers by existence checks upstream.
 //!
-//! The rule (DESIGN.md §4, README "Ownership by creation"):
+//! The rule (docs/design.md §4, README "Ownership by creation"):
 //! - 2xx: it happened (a drop's 404 too: the object is gone). Other 4xx: it did not.
 //! - A 5xx, a timeout or a transport error is ambiguous and is never guessed: icegate asks the
 //!   upstream (HEAD with the caller's request headers, or none in the background). A create
@@ -12,10 +12,10 @@
 //!   replaces an owner recorded in the meantime. When the upstream cannot tell, the intent
 //!   stays pending and is reconciled again later.
 
-use crate::error::Stop;
+use crate::error::{self, Stop};
 use crate::ops::owners::{Change, Intent, OwnersError, Settlement};
 use crate::serve::outbound::{self, Outbound};
-use crate::serve::state::{DecisionState, Shared};
+use crate::serve::state::Shared;
 use crate::serve::upstream_calls::strip_idempotency;
 use http::{HeaderMap, Response, StatusCode};
 
@@ -33,13 +33,7 @@ pub struct Prepared {
 pub fn publish(shared: &Shared) {
     let (index, version) = shared.owners.indexed();
     shared.metrics.owners_records.set(i64::try_from(index.len()).unwrap_or(i64::MAX));
-    shared.state.rcu(|current| {
-        if current.owners_version >= version {
-            Arc::clone(current)
-        } else {
-            Arc::new(DecisionState { owners: Arc::clone(&index), owners_version: version, ..(**current).clone() })
-        }
-    });
+    shared.state.owners(&index, version);
 }
 
 /// Before forwarding: writes the intents of `changes` durably. An error means the store
@@ -96,8 +90,7 @@ pub async fn settle(
     match (unrecorded, response) {
         (Some(e), Ok(_)) => {
             shared.metrics.owners_event("unrecorded");
-            let e = OwnersError::Unrecorded(e.to_string());
-            Err(Stop::plain(crate::error::Refusal::from(&e), None))
+            Err(error::stop(None)(OwnersError::Unrecorded(e.to_string())))
         }
         (_, response) => response,
     }

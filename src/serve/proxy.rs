@@ -1,4 +1,4 @@
-//! The request path (DESIGN.md §1), top to bottom in one function: accept → identify → parse
+//! The request path (docs/design.md §1), top to bottom in one function: accept → identify → parse
 //! → classify → narrow → authorize what the path decides → inspect → authorize what the body
 //! adds → forward → rewrite → audit. The first stage that refuses answers; the decision state
 //! is loaded once and every stage reads that one value.
@@ -11,7 +11,7 @@ use crate::core::iceberg::routes::{self, Route};
 use crate::core::policy::authorize;
 use crate::core::policy::entries::EntryFilter;
 use crate::core::sequence;
-use crate::error::{self, Refusal, Stop};
+use crate::error::{self, Stop};
 use crate::serve::answers::Served;
 use crate::serve::context::Context;
 use crate::serve::forward::{self, Body};
@@ -20,7 +20,7 @@ use crate::serve::outbound::Outbound;
 use crate::serve::rewrite::{self, FollowUp, Vend};
 use crate::serve::state::{DecisionState, Shared};
 use crate::serve::upstream_calls::send_to;
-use crate::serve::{accept, identity, ownership, tokens, unnarrowed, vending};
+use crate::serve::{accept, identity, ownership, rescue, tokens, unnarrowed, vending};
 use http::{HeaderValue, Request, Response};
 use hyper::body::Incoming;
 use std::sync::Arc;
@@ -28,13 +28,14 @@ use std::sync::Arc;
 /// Serves one request.
 pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<identity::Peer>) -> Response<Body> {
     let state = shared.state.load_full();
-    let mut cx = Context::new(shared.audit.start(state.generation, state.snapshot.hash()), state.shadow.is_some());
+    let start = shared.audit.start(state.generation, state.snapshot.hash());
+    let mut cx = Context::new(state.shadow.is_some());
     // An HTTP/1 refusal sent before the request body was read leaves that body on the
     // connection: hyper then closes it, so the client must be told not to reuse it.
     let body_pending = request.version() < http::Version::HTTP_2 && !hyper::body::Body::is_end_stream(request.body());
     let response = match pipeline(&shared, &state, request, &peer, &mut cx).await {
         Ok(response) => {
-            cx.audit.decision = "allow";
+            cx.allowed = true;
             response
         }
         Err(stop) => {
@@ -43,17 +44,17 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<i
                 tracing::warn!(error = %detail, "{event}");
             }
             cx.decided();
-            cx.audit.operation = cx.audit.operation.or(stop.operation.map(OperationId::as_str));
-            cx.audit.reason = Some(stop.reason);
+            cx.operation = cx.operation.or(stop.operation);
+            cx.reason = Some(stop.reason);
             let (method, target) = cx.request.clone().unwrap_or_default();
             let refusal = stop.refusal.with_explain_hint(
-                cx.audit.user.as_deref().unwrap_or_default(),
+                cx.user.as_deref().unwrap_or_default(),
                 &cx.identity_groups,
-                cx.audit.active_roles_header.as_deref(),
+                cx.active_roles_header.as_deref(),
                 &method,
                 &target,
             );
-            let mut response = error::response(&refusal);
+            let mut response = rescue::response(&refusal);
             if body_pending && !cx.body_taken {
                 response.headers_mut().insert(http::header::CONNECTION, HeaderValue::from_static("close"));
             }
@@ -62,8 +63,8 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<i
     };
     // audit
     cx.answered(response.status().as_u16());
-    shared.audit.emit(&cx.audit);
     crate::serve::observe::observe(&shared, &state, &mut cx);
+    shared.audit.emit(&cx.record(start));
     crate::serve::state::retire(state);
     response
 }
@@ -80,23 +81,22 @@ async fn pipeline(
     let (mut parts, body) = request.into_parts();
 
     // accept
-    accept::head(&mut parts, peer.framing.seen()).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    accept::head(&mut parts, peer.framing.seen()).map_err(error::stop(None))?;
     let target = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
     let method = parts.method.as_str().to_owned();
     cx.requested(&method, &target);
     // getToken is how a client gets the credential that identifies it: recognized right after
-    // hop-by-hop removal, it skips every check (DESIGN.md §4, §5).
+    // hop-by-hop removal, it skips every check (docs/design.md §4, §5).
     if routes::is_get_token(&method, &target, &settings.base_path) {
-        cx.audit.operation = Some(OperationId::GetToken.as_str());
+        cx.operation = Some(OperationId::GetToken);
         let response = unnarrowed::get_token(shared, parts, body).await?;
-        cx.audit.upstream_status = Some(response.status().as_u16());
+        cx.upstream_status = Some(response.status().as_u16());
         return Ok(response);
     }
-    accept::check_duplicates(&parts.headers).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    accept::check_duplicates(&parts.headers).map_err(error::stop(None))?;
 
     // identify
-    let principal =
-        shared.identity.identify(&parts.headers, peer).await.map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    let principal = shared.identity.identify(&parts.headers, peer).await.map_err(error::stop(None))?;
     let roles_header = parts.headers.get("x-gravitino-active-roles").map(HeaderValue::as_bytes);
     cx.identified(&principal, roles_header);
 
@@ -110,7 +110,7 @@ async fn pipeline(
     let (body, signer) = answers.into_forward();
     let (route, catalog) = (&decided.route, decided.catalog.as_str());
     let op = route.operation;
-    cx.audit.reason = Some(std::mem::take(&mut decided.reason));
+    cx.reason = Some(std::mem::take(&mut decided.reason));
     let Some(narrowed) = &decided.narrowed else {
         return unnarrowed::get_config(shared, &parts, route, &principal.user, cx).await;
     };
@@ -122,7 +122,7 @@ async fn pipeline(
         let service = shared.config.upstream.auth == crate::config::UpstreamAuth::Service;
         vending::action(shared.config.credentials.mode, scope, service)
     });
-    cx.audit.credential = action.map(Action::audit);
+    cx.credential = action.map(Action::audit);
     let query = route.query.canonical();
     let out = Outbound {
         method: &parts.method,
@@ -133,27 +133,26 @@ async fn pipeline(
         strip_delegation: action.is_some_and(Action::strips_delegation),
     };
     let upstream_body = body.map_or_else(forward::empty, RequestBody::into_upstream);
-    // The ownership changes the request makes if the upstream carries it out (DESIGN.md §4),
+    // The ownership changes the request makes if the upstream carries it out (docs/design.md §4),
     // durable in the ownership store before anything is forwarded, else 503.
     let changes = crate::ops::owners::plan::changes(route, catalog, decided.body.as_ref());
-    let intents = ownership::prepare(shared, &parts.headers, &principal.user, changes)
-        .await
-        .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))?;
+    let intents =
+        ownership::prepare(shared, &parts.headers, &principal.user, changes).await.map_err(error::stop(Some(op)))?;
     cx.decided();
     let sent = std::time::Instant::now();
     let response = send_to(shared, &parts.headers, &out, signer.as_ref(), upstream_body).await;
     let response = ownership::settle(shared, &parts.headers, intents, response).await?;
     cx.upstream_took = Some(sent.elapsed());
-    cx.audit.upstream_status = Some(response.status().as_u16());
+    cx.upstream_status = Some(response.status().as_u16());
 
     // rewrite
     let mut entries = ListKind::for_operation(op).map(|kind| EntryFilter::new(snap, &subject, catalog, kind));
     let visible = |entry: &Entry| entries.as_mut().is_some_and(|f| f.visible(entry));
     let vend = action.and_then(|action| {
-        Vend::of(action, (route, decided.body.as_ref()), (catalog, &principal.user), &cx.audit, &parts.headers)
+        Vend::of(action, (route, decided.body.as_ref()), (catalog, &principal.user), cx, &parts.headers)
     });
     let follow_up = FollowUp { caller: &parts.headers, out: &out };
     let (response, done) = rewrite::respond(shared, route, vend, response, visible, follow_up, cx).await?;
-    cx.audit.credential = done.map(Action::audit).or(cx.audit.credential);
+    cx.credential = done.map(Action::audit).or(cx.credential);
     Ok(response)
 }

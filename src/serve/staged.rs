@@ -1,10 +1,11 @@
-//! The locations the upstream assigned to stage-creates (DESIGN.md §4 updateTable): a caller
+//! The locations the upstream assigned to stage-creates (docs/design.md §4 updateTable): a caller
 //! who may create a table but not place its data may still commit its staged create with the
 //! location the upstream chose for it (Spark's CTAS copies it from the stage-create response),
 //! and with no other. Remembered per caller and table from each stage-create response icegate
 //! relays, for a configured time: here for this replica, and in the ownership store's database
 //! (when there is one) for every replica.
 
+use crate::core::clock::Clock;
 use crate::core::iceberg::TableIdent;
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
@@ -21,11 +22,13 @@ type Key = (String, String, TableIdent);
 pub struct StagedLocations {
     ttl: Duration,
     remembered: Mutex<FxHashMap<Key, (Instant, String)>>,
+    /// What a location's age is read from (a test's manual clock, else the real one).
+    clock: Clock,
 }
 
 impl StagedLocations {
-    pub fn new(ttl: Duration) -> Self {
-        Self { ttl, remembered: Mutex::new(FxHashMap::default()) }
+    pub fn new(ttl: Duration, clock: Clock) -> Self {
+        Self { ttl, remembered: Mutex::new(FxHashMap::default()), clock }
     }
 
     /// How long a location is remembered.
@@ -37,8 +40,8 @@ impl StagedLocations {
     pub fn remember(&self, user: &str, catalog: &str, table: &TableIdent, location: String) {
         let Ok(mut map) = self.remembered.lock() else { return };
         if map.len() >= MAX_REMEMBERED {
-            let now = Instant::now();
-            map.retain(|_, (at, _)| now.duration_since(*at) < self.ttl);
+            let now = self.clock.now();
+            map.retain(|_, (at, _)| now.saturating_duration_since(*at) < self.ttl);
             if map.len() >= MAX_REMEMBERED {
                 let mut ages: Vec<Instant> = map.values().map(|(at, _)| *at).collect();
                 ages.sort_unstable();
@@ -47,14 +50,14 @@ impl StagedLocations {
                 }
             }
         }
-        map.insert((user.to_owned(), catalog.to_owned(), table.clone()), (Instant::now(), location));
+        map.insert((user.to_owned(), catalog.to_owned(), table.clone()), (self.clock.now(), location));
     }
 
     /// The location the upstream assigned to `user`'s stage-create of `table`, unless expired.
     pub fn recall(&self, user: &str, catalog: &str, table: &TableIdent) -> Option<String> {
         let map = self.remembered.lock().ok()?;
         let (at, location) = map.get(&(user.to_owned(), catalog.to_owned(), table.clone()))?;
-        (at.elapsed() < self.ttl).then(|| location.clone())
+        (self.clock.since(*at) < self.ttl).then(|| location.clone())
     }
 }
 
@@ -88,20 +91,20 @@ mod tests {
 
     #[test]
     fn a_location_is_recalled_for_the_same_caller_catalog_and_table_only() {
-        let staged = StagedLocations::new(Duration::from_secs(60));
+        let clock = Clock::manual();
+        let staged = StagedLocations::new(Duration::from_secs(60), clock.clone());
         staged.remember("carl", "prod", &table("t"), "s3://lake/sales/t".into());
         assert_eq!(staged.recall("carl", "prod", &table("t")).as_deref(), Some("s3://lake/sales/t"));
         assert_eq!(staged.recall("mallory", "prod", &table("t")), None);
         assert_eq!(staged.recall("carl", "dev", &table("t")), None);
         assert_eq!(staged.recall("carl", "prod", &table("u")), None);
-        let expired = StagedLocations::new(Duration::ZERO);
-        expired.remember("carl", "prod", &table("t"), "s3://lake/sales/t".into());
-        assert_eq!(expired.recall("carl", "prod", &table("t")), None);
+        clock.advance(Duration::from_secs(60));
+        assert_eq!(staged.recall("carl", "prod", &table("t")), None, "expired after its ttl");
     }
 
     #[test]
     fn the_memory_stays_bounded() {
-        let staged = StagedLocations::new(Duration::from_secs(60));
+        let staged = StagedLocations::new(Duration::from_secs(60), Clock::manual());
         for i in 0..MAX_REMEMBERED + 10 {
             staged.remember("u", "c", &table(&format!("t{i}")), String::new());
         }

@@ -4,16 +4,16 @@
 use crate::config::Config;
 use crate::core::decide::Settings;
 use crate::core::policy::Snapshot;
-pub use crate::ops::state::{DecisionState, Health};
+pub use crate::ops::state::{DecisionState, Health, Published};
 use crate::serve::forward::Upstream;
 use crate::serve::tokens::TokenCodec;
-use arc_swap::ArcSwap;
+
 use std::sync::Arc;
 
 /// The serving process's shared pieces.
 #[derive(Debug)]
 pub struct Shared {
-    pub state: ArcSwap<DecisionState>,
+    pub state: Published,
     pub config: Config,
     pub settings: Settings,
     pub upstream: Upstream,
@@ -26,9 +26,9 @@ pub struct Shared {
     pub vending: crate::serve::vending::Vending,
     pub health: Health,
     pub metrics: crate::ops::metrics::Metrics,
-    /// The ownership store (DESIGN.md §4); its index is published in `state`.
+    /// The ownership store (docs/design.md §4); its index is published in `state`.
     pub owners: Arc<crate::ops::owners::Owners>,
-    /// The locations stage-create responses carried (DESIGN.md §4 updateTable).
+    /// The locations stage-create responses carried (docs/design.md §4 updateTable).
     pub staged: crate::serve::staged::StagedLocations,
     /// One permit per shadow decision that may be pending ([`crate::serve::observe::SHADOW_QUEUE`]).
     pub shadow_slots: Arc<tokio::sync::Semaphore>,
@@ -42,7 +42,7 @@ impl crate::ops::reload::Host for Shared {
         &self.config
     }
 
-    fn state(&self) -> &ArcSwap<DecisionState> {
+    fn state(&self) -> &Published {
         &self.state
     }
 
@@ -126,10 +126,11 @@ impl Shared {
                     &config.identity.header.groups_header,
                 ),
             ),
-            staged: crate::serve::staged::StagedLocations::new(std::time::Duration::from_secs(
-                config.owners.staged_location_seconds,
-            )),
-            state: ArcSwap::from_pointee(DecisionState {
+            staged: crate::serve::staged::StagedLocations::new(
+                std::time::Duration::from_secs(config.owners.staged_location_seconds),
+                clock.clone(),
+            ),
+            state: Published::new(DecisionState {
                 snapshot: Arc::new(snapshot),
                 generation: 1,
                 loaded_at: std::time::SystemTime::now(),

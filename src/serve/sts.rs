@@ -3,6 +3,7 @@
 //! table until shortly before they expire.
 
 use super::aws_chain::{Chain, ChainError};
+use crate::core::clock::Clock;
 pub use crate::core::credentials::Minted;
 use crate::core::credentials::session_policy::{self, PolicyError};
 use crate::core::policy::authorize::Scope;
@@ -16,7 +17,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 use thiserror::Error;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -64,6 +65,9 @@ pub struct StsClient {
     client: HttpsClient<Full<Bytes>>,
     endpoint: http::Uri,
     region: String,
+    /// The signing time and the credentials' freshness are read from it (a test's manual
+    /// clock, else the real one).
+    clock: Clock,
 }
 
 impl StsClient {
@@ -82,7 +86,7 @@ impl StsClient {
             pool_idle: Some(Duration::from_secs(60)),
         };
         let client = https_client(crate::net::client_config(None)?, settings);
-        Ok(Self { client, endpoint, region: region.to_owned() })
+        Ok(Self { client, endpoint, region: region.to_owned(), clock: Clock::real() })
     }
 
     pub fn endpoint(&self) -> &http::Uri {
@@ -130,7 +134,7 @@ impl StsClient {
             .identity(&identity)
             .region(&self.region)
             .name("sts")
-            .time(SystemTime::now())
+            .time(self.clock.system_now())
             .settings(SigningSettings::default())
             .build()
             .map_err(|e| StsError::Sign(e.to_string()))?
@@ -283,7 +287,7 @@ impl Downscoper {
     }
 
     fn fresh(&self, minted: &Minted) -> bool {
-        now_ms().saturating_add(self.refresh_before_ms) < minted.expiration_ms
+        self.now_ms().saturating_add(self.refresh_before_ms) < minted.expiration_ms
     }
 
     fn slot(&self, key: Key) -> Slot {
@@ -329,8 +333,17 @@ impl Downscoper {
     }
 }
 
-fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+impl Downscoper {
+    /// This downscoper, reading `clock` for the signing time and the credentials' freshness.
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.sts.clock = clock;
+        self
+    }
+
+    fn now_ms(&self) -> i64 {
+        let now = self.sts.clock.system_now();
+        now.duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Page tokens: the upstream's token sealed with an AEAD and bound to the caller and the listed
 //! parent, so a token never shows a hidden name and cannot be replayed by another user or on
-//! another list (DESIGN.md §4 "Lists").
+//! another list (docs/design.md §4 "Lists").
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

@@ -1,9 +1,9 @@
-//! The two operations forwarded without an active set (DESIGN.md §4, §5): getToken, how a
+//! The two operations forwarded without an active set (docs/design.md §4, §5): getToken, how a
 //! client gets the credential that identifies it, forwarded as it came with every check
 //! skipped; and getConfig, where only the user check applies and the answer is cleaned.
 
 use crate::core::iceberg::routes::Route;
-use crate::error::{Refusal, Stop};
+use crate::error::{self, Refusal, Stop};
 use crate::serve::accept;
 use crate::serve::context::Context;
 use crate::serve::forward::{self, Body, ForwardError};
@@ -18,7 +18,7 @@ use hyper::body::Incoming;
 pub async fn get_token(shared: &Shared, parts: http::request::Parts, body: Incoming) -> Result<Response<Body>, Stop> {
     let (path, query) = parts.uri.path_and_query().map_or(("/", ""), |pq| (pq.path(), pq.query().unwrap_or_default()));
     let path = path.strip_prefix(shared.settings.base_path.as_str()).unwrap_or(path);
-    let uri = shared.upstream.uri(path, query).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    let uri = shared.upstream.uri(path, query).map_err(error::stop(None))?;
     let mut request = Request::builder().method(parts.method.clone()).uri(uri);
     for (name, value) in &parts.headers {
         if name != http::header::HOST {
@@ -27,8 +27,9 @@ pub async fn get_token(shared: &Shared, parts: http::request::Parts, body: Incom
     }
     let request = request
         .body(forward::streamed(body))
-        .map_err(|e| Stop::plain(Refusal::from(&ForwardError::Rebuild(e.to_string())), None))?;
-    let response = shared.upstream.send(request).await.map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+        .map_err(|e| ForwardError::Rebuild(e.to_string()))
+        .map_err(error::stop(None))?;
+    let response = shared.upstream.send(request).await.map_err(error::stop(None))?;
     let (mut head, body) = response.into_parts();
     if head.status.is_redirection() && head.status != StatusCode::NOT_MODIFIED {
         return Err(Stop::plain(Refusal::upstream_redirect(head.status.as_u16()), None));
@@ -57,7 +58,7 @@ pub async fn get_config(
     };
     cx.decided();
     let response = send(shared, &parts.headers, &out, forward::empty()).await?;
-    cx.audit.upstream_status = Some(response.status().as_u16());
+    cx.upstream_status = Some(response.status().as_u16());
     if response.status().is_success() {
         shared.health.accepted_config_query(out.query);
     }

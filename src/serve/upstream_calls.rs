@@ -11,7 +11,7 @@ use crate::core::iceberg::body::SignRequest;
 use crate::core::iceberg::path::encode;
 use crate::core::iceberg::routes::Route;
 use crate::core::sequence::Existence;
-use crate::error::{Refusal, Stop};
+use crate::error::{self, Refusal, Stop};
 use crate::serve::forward::Body;
 use crate::serve::outbound::{self, Outbound};
 use crate::serve::rewrite::body::collect;
@@ -40,11 +40,11 @@ pub async fn send_to(
     to: Option<&http::Uri>,
     body: Body,
 ) -> Result<Response<Incoming>, Stop> {
-    let mut request = outbound::build(shared, caller, out, body).map_err(|e| Stop::plain(Refusal::from(&e), None))?;
+    let mut request = outbound::build(shared, caller, out, body).map_err(error::stop(None))?;
     if let Some(to) = to {
         *request.uri_mut() = to.clone();
     }
-    shared.upstream.send(request).await.map_err(|e| Stop::plain(Refusal::from(&e), None))
+    shared.upstream.send(request).await.map_err(error::stop(None))
 }
 
 /// The lookup step of 403-or-404: a HEAD for the object; only a 404 means missing.

@@ -92,7 +92,7 @@ step("a malformed role header gets 400", why is not None and "X-Gravitino-Active
 
 
 def duck(user, roles):
-    """DuckDB has no basic auth: the `simple` credential goes as a header (DESIGN.md §13)."""
+    """DuckDB has no basic auth: the `simple` credential goes as a header (docs/design.md §13)."""
     con = duckdb.connect()
     for ext in ["avro", "httpfs", "iceberg"]:
         duckdb_extensions.import_extension(ext, con=con)

@@ -1,4 +1,4 @@
-"""End to end: icegate's handling of vended credentials and remote signing (DESIGN.md §8).
+"""End to end: icegate's handling of vended credentials and remote signing (docs/design.md §8).
 
 Usage: credentials.py --catalog0 URL --catalog1 URL --gate NAME=URL ... [--log NAME=FILE ...]
 (started by tests/e2e/credentials.sh). The dev catalogs run with `--vend`: catalog0 with
@@ -296,7 +296,7 @@ def every_operation(g, user, roles, expect, creates=True):
 
 
 def owner_operations(g, roles, expect):
-    """What needs `TOP ∨ SOUC` (DESIGN.md §4), done by olga, who owns the catalog: registerTable,
+    """What needs `TOP ∨ SOUC` (docs/design.md §4), done by olga, who owns the catalog: registerTable,
     and createTable with a location property (`write.data.path`, so that the vend file's AKIA-DATA
     prefix is one of the new table's locations). Both have scope WRITE. The registered table's
     location is shared's; its own name makes AKIA-DATA's prefix foreign there."""

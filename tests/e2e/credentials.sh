@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Credential vending and remote signing end to end (DESIGN.md §8): two dev catalogs with
+# Credential vending and remote signing end to end (docs/design.md §8): two dev catalogs with
 # `--vend` (tests/e2e/vend.json as it is, `always: false`, and a copy with `always: true`) and
 # four icegates on tests/e2e/credentials-policy.yaml in front of them (strip-broader twice,
 # strip, passthrough; see tests/e2e/credentials.py), all started once and in parallel; then

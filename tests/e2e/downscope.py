@@ -1,4 +1,4 @@
-"""End to end: `credentials.mode = "s3-downscope"` against moto's S3 and STS (DESIGN.md §8).
+"""End to end: `credentials.mode = "s3-downscope"` against moto's S3 and STS (docs/design.md §8).
 
 Usage: downscope.py --moto URL --recorder URL --bucket NAME
                     --gate NAME=URL --catalog NAME=URL --warehouse NAME=DIR --log NAME=FILE ...

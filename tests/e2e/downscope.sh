@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `credentials.mode = "s3-downscope"` end to end (DESIGN.md §8) against a local moto server:
+# `credentials.mode = "s3-downscope"` end to end (docs/design.md §8) against a local moto server:
 # moto (S3 and STS on loopback, pinned in tests/e2e/requirements-moto.txt, its own venv
 # target/e2e-moto-venv) with a recorder in front of its STS (tests/e2e/downscope_moto.py); two
 # dev catalogs whose `--vend` files hand out broad upstream S3 keys (AKIA-UPSTREAM-BROAD) with

@@ -32,7 +32,7 @@ fi
 if [ "${1:-}" = "--clients-only" ]; then exit 0; fi
 # Ownership by creation (issue 9): PyIceberg, an embedded store, icegate killed and restarted.
 bash "$ROOT/tests/e2e/owners.sh"
-# Credential vending and remote signing (DESIGN.md §8): its own dev catalogs and icegates.
+# Credential vending and remote signing (docs/design.md §8): its own dev catalogs and icegates.
 bash "$ROOT/tests/e2e/credentials.sh"
 # s3-downscope against a local moto server (S3 and STS): its own moto, dev catalog and icegate.
 bash "$ROOT/tests/e2e/downscope.sh"

@@ -1,4 +1,4 @@
-"""End to end: remote signing through icegate against a real S3 (DESIGN.md §8).
+"""End to end: remote signing through icegate against a real S3 (docs/design.md §8).
 
 Usage: signing.py --gate URL --catalog URL --moto URL --bucket B   (started by tests/e2e/signing.sh)
 

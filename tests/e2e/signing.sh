@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Remote signing end to end against a real S3 (DESIGN.md §8): moto with request authentication
+# Remote signing end to end against a real S3 (docs/design.md §8): moto with request authentication
 # on (tests/e2e/signing_moto.py, the moto venv target/e2e-moto-venv), the test's catalog and
 # signer (tests/e2e/signing_catalog.py: prefix `lk` advertises a Lakekeeper-like signer, `tr`
 # serves the table-scoped route; the sign venv target/e2e-sign-venv, pinned in

@@ -142,7 +142,7 @@ try:
 
     # CTAS by a job that may create tables but owns no schema (bob narrowed to `etl`): Spark
     # stages the create, writes the rows, then commits with the location the stage-create
-    # returned, which icegate allows because the upstream assigned it (DESIGN.md §4).
+    # returned, which icegate allows because the upstream assigned it (docs/design.md §4).
     spark.sql("CREATE TABLE etl.staging.daily USING iceberg AS SELECT id, item FROM eng.sales.events")
     got = rows("SELECT id, item FROM etl.staging.daily ORDER BY id")
     step("bob narrowed to etl creates staging.daily with CTAS and reads its 3 rows",

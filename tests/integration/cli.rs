@@ -1,4 +1,4 @@
-//! The `icegate check` and `icegate explain` commands as operators run them (DESIGN.md §10).
+//! The `icegate check` and `icegate explain` commands as operators run them (docs/design.md §10).
 
 use crate::support::TempDir;
 use serde_json::Value;

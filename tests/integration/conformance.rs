@@ -1,6 +1,6 @@
 //! Runs every case of every file in `../shared/conformance/`, of every `../shared/conformance-*/`
 //! folder (rules being built, each with its known-failures list) and of the project's own
-//! `tests/conformance/` (DESIGN.md §11) through the code `icegate explain` uses, and fails on any
+//! `tests/conformance/` (docs/design.md §11) through the code `icegate explain` uses, and fails on any
 //! mismatch, naming the case.
 
 use crate::support::shared_dir;

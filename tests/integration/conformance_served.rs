@@ -1,8 +1,8 @@
-//! The conformance corpus (DESIGN.md §11) through the SERVED path: each case is sent to icegate
+//! The conformance corpus (docs/design.md §11) through the SERVED path: each case is sent to icegate
 //! in front of the recording fake catalog, and the status the client gets (and the list entries
 //! it sees) is compared with the case's expectation, so that `explain` (which runs the same
 //! cases offline, tests/integration/conformance.rs) and enforcement cannot drift apart. The
-//! fake catalog answers as `explain` assumes (DESIGN.md §10): the named object exists as the
+//! fake catalog answers as `explain` assumes (docs/design.md §10): the named object exists as the
 //! case says, nothing else exists (no collision), no stage-create location is known, a list
 //! answers with the case's `list_response`, and a namespace's metadata carries the case's
 //! `namespace_location` as its `location` property. Without one, explain knows no directory and
@@ -27,7 +27,7 @@ struct Script {
     exists: bool,
     list_response: Option<Value>,
     /// For a sign request: the table's path and a load-table answer whose location holds the
-    /// object to sign (`explain` checks no sign location, DESIGN.md §10).
+    /// object to sign (`explain` checks no sign location, docs/design.md §10).
     sign_table: Option<(String, String)>,
     /// The `location` property of every namespace loaded that is not the case's object.
     namespace_location: String,
@@ -81,7 +81,7 @@ fn sign_table(case: &Value) -> Option<(String, String)> {
 }
 
 /// The corpus names a sign request's object as `s3://bucket/key`; a client sends the HTTPS URL
-/// of the object (the S3 signer spec), which the served check reads (DESIGN.md §8), so the case
+/// of the object (the S3 signer spec), which the served check reads (docs/design.md §8), so the case
 /// is sent as `https://bucket.s3.amazonaws.com/key`.
 fn signed_over_https(body: &Value) -> Value {
     let mut body = body.clone();

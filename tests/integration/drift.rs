@@ -5,7 +5,8 @@
 use crate::fake_upstream::{FakeUpstream, Recorded, Reply, basic, gate, send};
 use crate::reload::{samples, start};
 use crate::support::TempDir;
-use icegate::core::decide::{Input, Settings, decide};
+use icegate::core::decide::Settings;
+use icegate::core::offline::{Input, decide};
 use icegate::core::roles::Principal;
 use serde_json::json;
 use std::sync::Arc;

@@ -35,16 +35,19 @@ pub struct Reply {
     pub status: u16,
     pub body: Vec<u8>,
     pub delay: Duration,
+    /// Held until this is notified, when set: a reply that waits for the test's event rather
+    /// than for a time.
+    pub held: Option<Arc<tokio::sync::Notify>>,
     pub headers: Vec<(&'static str, &'static str)>,
 }
 
 impl Reply {
     pub fn json(status: u16, body: serde_json::Value) -> Self {
-        Self { status, body: body.to_string().into_bytes(), delay: Duration::ZERO, headers: Vec::new() }
+        Self { status, body: body.to_string().into_bytes(), delay: Duration::ZERO, held: None, headers: Vec::new() }
     }
 
     pub fn raw(status: u16, body: &str) -> Self {
-        Self { status, body: body.as_bytes().to_vec(), delay: Duration::ZERO, headers: Vec::new() }
+        Self { status, body: body.as_bytes().to_vec(), delay: Duration::ZERO, held: None, headers: Vec::new() }
     }
 
     pub fn ok() -> Self {
@@ -64,6 +67,12 @@ impl Reply {
 
     pub fn after(mut self, delay: Duration) -> Self {
         self.delay = delay;
+        self
+    }
+
+    /// This reply, sent only once `release` is notified.
+    pub fn held(mut self, release: &Arc<tokio::sync::Notify>) -> Self {
+        self.held = Some(Arc::clone(release));
         self
     }
 }
@@ -103,6 +112,9 @@ impl FakeUpstream {
                         log.lock().unwrap().push(recorded);
                         if !reply.delay.is_zero() {
                             tokio::time::sleep(reply.delay).await;
+                        }
+                        if let Some(release) = &reply.held {
+                            release.notified().await;
                         }
                         let mut response = Response::new(Full::new(Bytes::from(reply.body)));
                         *response.status_mut() = StatusCode::from_u16(reply.status).unwrap();

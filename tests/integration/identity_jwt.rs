@@ -1,4 +1,4 @@
-//! The `jwt` identity provider (DESIGN.md §6): verification, claims, the JWK set cache and its
+//! The `jwt` identity provider (docs/design.md §6): verification, claims, the JWK set cache and its
 //! refetch rate limit, and how it sits among the other providers. Keys are the test-only PEMs
 //! of tests/data/jwt/ (made once with `openssl genpkey`).
 
@@ -408,35 +408,13 @@ async fn the_gate_answers_401_for_a_bad_token_and_serves_a_good_one() {
     assert_eq!(catalog.requests().len(), 1, "only the good token reached the catalog");
 }
 
-const POLICY: &str = r#"
-version: 1
-metalake: lake
-default_catalog: prod
-users:
-  - { name: alice, roles: [analyst, editor] }
-roles:
-  - name: analyst
-    securableObjects:
-      - { type: CATALOG, fullName: prod, privileges: [{ name: USE_CATALOG, condition: ALLOW }] }
-      - type: SCHEMA
-        fullName: prod.sales
-        privileges:
-          - { name: USE_SCHEMA, condition: ALLOW }
-          - { name: SELECT_TABLE, condition: ALLOW }
-  - name: editor
-    securableObjects:
-      - { type: CATALOG, fullName: prod, privileges: [{ name: USE_CATALOG, condition: ALLOW }] }
-      - type: SCHEMA
-        fullName: prod.sales
-        privileges:
-          - { name: USE_SCHEMA, condition: ALLOW }
-          - { name: MODIFY_TABLE, condition: ALLOW }
-"#;
+static POLICY: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| crate::support::sales_policy(&["{ name: alice, roles: [analyst, editor] }"]));
 
 #[tokio::test]
 async fn the_active_roles_claim_narrows_end_to_end() {
     let catalog = FakeUpstream::start(|_| Reply::ok()).await;
-    let gate = gate(&catalog.url(""), POLICY, |c| {
+    let gate = gate(&catalog.url(""), &POLICY, |c| {
         c.identity.providers = vec![Provider::Jwt];
         c.identity.jwt = static_config();
     })

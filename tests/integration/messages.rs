@@ -6,35 +6,13 @@ use crate::fake_upstream::{FakeUpstream, Reply, basic, gate, send};
 use crate::support::TempDir;
 use std::process::Command;
 
-const POLICY: &str = r#"
-version: 1
-metalake: lake
-default_catalog: prod
-users:
-  - { name: dave, roles: [analyst, editor] }
-roles:
-  - name: analyst
-    securableObjects:
-      - { type: CATALOG, fullName: prod, privileges: [{ name: USE_CATALOG, condition: ALLOW }] }
-      - type: SCHEMA
-        fullName: prod.sales
-        privileges:
-          - { name: USE_SCHEMA, condition: ALLOW }
-          - { name: SELECT_TABLE, condition: ALLOW }
-  - name: editor
-    securableObjects:
-      - { type: CATALOG, fullName: prod, privileges: [{ name: USE_CATALOG, condition: ALLOW }] }
-      - type: SCHEMA
-        fullName: prod.sales
-        privileges:
-          - { name: USE_SCHEMA, condition: ALLOW }
-          - { name: MODIFY_TABLE, condition: ALLOW }
-"#;
+static POLICY: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| crate::support::sales_policy(&["{ name: dave, roles: [analyst, editor] }"]));
 
 #[tokio::test]
 async fn a_denial_says_what_was_refused_and_how_to_see_why() {
     let upstream = FakeUpstream::start(|_| Reply::ok()).await;
-    let g = gate(&upstream.url(""), POLICY, |_| {}).await;
+    let g = gate(&upstream.url(""), &POLICY, |_| {}).await;
     let target = "/v1/prod/namespaces/sales/tables/orders";
     let auth = basic("dave");
     let body = br#"{"updates":[{"action":"set-properties","updates":{"k":"v"}}],"requirements":[]}"#;
@@ -47,7 +25,7 @@ async fn a_denial_says_what_was_refused_and_how_to_see_why() {
 
     // The command reproduces the decision, with its reasons.
     let dir = TempDir::new("messages");
-    let policy = dir.write("p.yaml", POLICY);
+    let policy = dir.write("p.yaml", &POLICY);
     let body_file = dir.write("body.json", std::str::from_utf8(body).unwrap());
     let out = Command::new(env!("CARGO_BIN_EXE_icegate"))
         .args(["explain", "--policy", policy.to_str().unwrap(), "--user", "dave", "--active-roles=analyst"])
@@ -72,7 +50,7 @@ async fn a_denial_says_what_was_refused_and_how_to_see_why() {
 #[tokio::test]
 async fn a_denial_of_an_object_named_in_the_body_names_that_object() {
     let upstream = FakeUpstream::start(|_| Reply::ok()).await;
-    let g = gate(&upstream.url(""), POLICY, |_| {}).await;
+    let g = gate(&upstream.url(""), &POLICY, |_| {}).await;
     let auth = basic("dave");
     let commit = br#"{"table-changes":[
         {"identifier":{"namespace":["sales"],"name":"orders"},"requirements":[],"updates":[]},

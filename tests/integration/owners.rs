@@ -1,5 +1,5 @@
 //! Issue 9: ownership by creation. A fake catalog that keeps which objects exist, icegate in
-//! front of it with an embedded ownership store, and the rules of DESIGN.md §4.
+//! front of it with an embedded ownership store, and the rules of docs/design.md §4.
 
 use crate::fake_upstream::{Answer, FakeUpstream, Gate, Recorded, Reply, basic, gate, send};
 use crate::support::TempDir;

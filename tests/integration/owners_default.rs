@@ -1,4 +1,4 @@
-//! Issue 16: the ownership store is on and embedded by default (DESIGN.md §10). `serve` with
+//! Issue 16: the ownership store is on and embedded by default (docs/design.md §10). `serve` with
 //! `--upstream` and `--policy` alone records creators at the default path; a store that cannot
 //! be opened stops `serve` with an error naming the setting; `/readyz` reports the store; and
 //! `explain --config` decides with the owners the store recorded.

@@ -1,4 +1,4 @@
-//! Loading policies (DESIGN.md §3): every check names the file, the line and the offending name,
+//! Loading policies (docs/design.md §3): every check names the file, the line and the offending name,
 //! and a broken policy is never half-loaded.
 
 use crate::support::TempDir;

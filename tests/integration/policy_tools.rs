@@ -1,4 +1,4 @@
-//! The policy-as-code commands as operators run them (DESIGN.md §10, issue 19): `icegate
+//! The policy-as-code commands as operators run them (docs/design.md §10, issue 19): `icegate
 //! test`, `who-can`, `diff` and `report`, on the example policy and small edits of it.
 
 use crate::cli::{EXAMPLE, icegate, stderr, stdout};

@@ -1,7 +1,8 @@
 //! Property tests of the decision core (proptest), and a differential test against a naive
-//! reference evaluator written straight from DESIGN.md §4's formulas, with no indexes.
+//! reference evaluator written straight from docs/design.md §4's formulas, with no indexes.
 
-use icegate::core::decide::{Input, Settings, decide};
+use icegate::core::decide::Settings;
+use icegate::core::offline::{Input, decide};
 use icegate::core::roles::{OwnershipMode, Principal, parse_header};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -253,7 +254,7 @@ fn header_for(active: &BTreeSet<usize>) -> String {
     if active.is_empty() { "NONE".to_owned() } else { active.iter().map(|r| ROLES[*r]).collect::<Vec<_>>().join(",") }
 }
 
-/// The naive reference: DESIGN.md §4 read literally, scanning every grant and owner.
+/// The naive reference: docs/design.md §4 read literally, scanning every grant and owner.
 struct Reference<'a> {
     p: &'a Policy,
     held: BTreeSet<usize>,

@@ -1,4 +1,4 @@
-//! Hot reload, shadow decisions and the admin listener (DESIGN.md §9, §10), with icegate
+//! Hot reload, shadow decisions and the admin listener (docs/design.md §9, §10), with icegate
 //! in-process in front of a fake catalog and the reload task running as `serve` runs it.
 
 use crate::fake_upstream::{FakeUpstream, Reply, basic, send};

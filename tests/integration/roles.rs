@@ -1,4 +1,4 @@
-//! The active-roles header grammar and narrowing (DESIGN.md §5).
+//! The active-roles header grammar and narrowing (docs/design.md §5).
 
 use crate::support::load;
 use icegate::core::roles::{

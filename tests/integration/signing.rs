@@ -1,4 +1,4 @@
-//! Remote signing through icegate (DESIGN.md §8), in front of recording fake catalogs: what may
+//! Remote signing through icegate (docs/design.md §8), in front of recording fake catalogs: what may
 //! be signed, how a `uri` is mapped to its bucket, where an authorized sign request goes (the
 //! table-scoped route, or the signer a Lakekeeper-like catalog advertises), and that no upstream
 //! signer address, identity header or null member trips a client. Each test asserts the answer
@@ -391,7 +391,7 @@ async fn finding_null_storage_credentials_and_config_are_read_as_absent() {
     );
     for body in [table, entry] {
         let answer = body.clone();
-        // no namespace is named like the table that is created (DESIGN.md §4's collision check)
+        // no namespace is named like the table that is created (docs/design.md §4's collision check)
         let upstream = FakeUpstream::start(move |r: &Recorded| match r.method.as_str() {
             "HEAD" => Reply::raw(404, ""),
             _ => Reply::raw(200, &answer),

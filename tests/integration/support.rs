@@ -48,6 +48,37 @@ impl Drop for TempDir {
     }
 }
 
+/// The `analyst` (reads `prod.sales`) and `editor` (modifies it) roles that several tests'
+/// policies hold, as the policy's `roles:` section; [`sales_policy`] gives them users.
+pub const READ_MODIFY_ROLES: &str = r#"roles:
+  - name: analyst
+    securableObjects:
+      - { type: CATALOG, fullName: prod, privileges: [{ name: USE_CATALOG, condition: ALLOW }] }
+      - type: SCHEMA
+        fullName: prod.sales
+        privileges:
+          - { name: USE_SCHEMA, condition: ALLOW }
+          - { name: SELECT_TABLE, condition: ALLOW }
+  - name: editor
+    securableObjects:
+      - { type: CATALOG, fullName: prod, privileges: [{ name: USE_CATALOG, condition: ALLOW }] }
+      - type: SCHEMA
+        fullName: prod.sales
+        privileges:
+          - { name: USE_SCHEMA, condition: ALLOW }
+          - { name: MODIFY_TABLE, condition: ALLOW }
+"#;
+
+/// A policy of catalog `prod` in metalake `lake` whose `users` (YAML flow mappings, one per
+/// entry) hold [`READ_MODIFY_ROLES`].
+pub fn sales_policy(users: &[&str]) -> String {
+    let mut policy = String::from("\nversion: 1\nmetalake: lake\ndefault_catalog: prod\nusers:\n");
+    for user in users {
+        policy.push_str(&format!("  - {user}\n"));
+    }
+    policy + READ_MODIFY_ROLES
+}
+
 /// The policy most serving tests share (serve.rs, the adversarial suite):
 /// alice (analyst+editor) reads and modifies `prod.sales`; dave (analyst) only reads it and is
 /// denied `salaries`; bob creates tables there; erin holds no role; nina uses only the catalog

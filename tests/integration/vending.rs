@@ -1,35 +1,13 @@
-//! Credential vending and remote signing through icegate (DESIGN.md §8), against a fake catalog
+//! Credential vending and remote signing through icegate (docs/design.md §8), against a fake catalog
 //! that vends decoys: what the client gets, and what reached the upstream.
 
 use crate::fake_upstream::{FakeUpstream, Gate, Recorded, Reply, basic, gate, send};
 use icegate::config::credentials::Mode;
 use serde_json::{Value, json};
 
-const POLICY: &str = r#"
-version: 1
-metalake: lake
-default_catalog: prod
-users:
-  - { name: alice, roles: [analyst, editor] }
-  - { name: dave, roles: [analyst] }
-roles:
-  - name: analyst
-    securableObjects:
-      - { type: CATALOG, fullName: prod, privileges: [{ name: USE_CATALOG, condition: ALLOW }] }
-      - type: SCHEMA
-        fullName: prod.sales
-        privileges:
-          - { name: USE_SCHEMA, condition: ALLOW }
-          - { name: SELECT_TABLE, condition: ALLOW }
-  - name: editor
-    securableObjects:
-      - { type: CATALOG, fullName: prod, privileges: [{ name: USE_CATALOG, condition: ALLOW }] }
-      - type: SCHEMA
-        fullName: prod.sales
-        privileges:
-          - { name: USE_SCHEMA, condition: ALLOW }
-          - { name: MODIFY_TABLE, condition: ALLOW }
-"#;
+static POLICY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    crate::support::sales_policy(&["{ name: alice, roles: [analyst, editor] }", "{ name: dave, roles: [analyst] }"])
+});
 
 const TABLE: &str = "/v1/prod/namespaces/sales/tables/orders";
 const METADATA: &str = r#"{"format-version":2,"table-uuid":"u","location":"s3://lake/wh/sales/orders","properties":{"write.data.path":"s3://data/orders"},"schemas":[ {"type":"struct","schema-id":0,"fields":[]} ]}"#;
@@ -82,7 +60,7 @@ fn catalog(r: &Recorded) -> Reply {
 
 async fn setup(mode: Mode, tweak: impl FnOnce(&mut icegate::config::Config)) -> (FakeUpstream, Gate) {
     let upstream = FakeUpstream::start(catalog).await;
-    let g = gate(&upstream.url(""), POLICY, |c| {
+    let g = gate(&upstream.url(""), &POLICY, |c| {
         c.credentials.mode = mode;
         tweak(c);
     })
@@ -202,8 +180,9 @@ async fn signer_keys_point_at_icegates_table_endpoint() {
         if r.method == "GET" { Reply::raw(200, &body) } else { Reply::ok() }
     })
     .await;
-    let g = gate(&upstream.url(""), POLICY, |c| c.credentials.public_url = Some("https://gate.example/iceberg".into()))
-        .await;
+    let g =
+        gate(&upstream.url(""), &POLICY, |c| c.credentials.public_url = Some("https://gate.example/iceberg".into()))
+            .await;
     let v = get(&g, "alice", TABLE, Some("analyst")).await;
     assert_eq!(
         v["config"],
@@ -265,7 +244,7 @@ async fn a_sign_request_for_a_missing_table_is_404_and_an_unloadable_one_502() {
         _ => Reply::ok(),
     })
     .await;
-    let g = gate(&upstream.url(""), POLICY, |_| {}).await;
+    let g = gate(&upstream.url(""), &POLICY, |_| {}).await;
     let body = sign_body("GET", "https://lake.s3.amazonaws.com/wh/sales/orders/f");
     let a = send(
         g.addr,
@@ -290,7 +269,7 @@ async fn a_malformed_or_ambiguous_credential_response_is_502() {
         "[]",
     ] {
         let upstream = FakeUpstream::start(move |_: &Recorded| Reply::raw(200, body)).await;
-        let g = gate(&upstream.url(""), POLICY, |_| {}).await;
+        let g = gate(&upstream.url(""), &POLICY, |_| {}).await;
         let a = send(g.addr, "GET", TABLE, &[("authorization", &basic("alice"))], b"").await;
         let message = a.assert_error(502, "BadGatewayException");
         assert!(!message.contains("AKIA") && !a.text().contains("access-key"), "{message}");

@@ -27,7 +27,7 @@
 //! from the path: a table the policy never mentions has no entity, and Cedar could not reach its
 //! schema through it.
 //!
-//! The policies follow loadTable's rule (DESIGN.md §4, `Rule::TableRead` in src/policy/rules.rs):
+//! The policies follow loadTable's rule (docs/design.md §4, `Rule::TableRead` in src/policy/rules.rs):
 //! `TOP ∨ SOUC ∨ UCS ∧ (own(table) ∨ SELECT_TABLE@ ∨ MODIFY_TABLE@)`, one `permit` per clause
 //! (the two TOP clauses share one), and DENY as four `forbid`s, one per privilege. icegate's DENY
 //! is per privilege term, not per request, and ownership ignores it, so each `forbid` carries an
@@ -76,7 +76,7 @@ const TARGET: &str = "target: icegate at most 1/50 of what cedar-policy takes fo
      (seen before: cedar-policy 4.14 ~47 µs per loadTable with grants as entity relationships and 8 policies)";
 
 // ---------------------------------------------------------------------------------------------
-// The policy file, read again on the Cedar side with a reader of its own (DESIGN.md §3), so that
+// The policy file, read again on the Cedar side with a reader of its own (docs/design.md §3), so that
 // the translation does not go through icegate's loader and cannot inherit a mistake of it.
 
 #[derive(Deserialize)]
@@ -196,7 +196,7 @@ struct Unsupported {
     ignored_owners: usize,
     /// Nested namespaces: Cedar has no recursion, so a schema chain would need one term per level.
     nested_schemas: usize,
-    /// Disabled users and operator-set narrowing (DESIGN.md §5) change unnarrowed requests too.
+    /// Disabled users and operator-set narrowing (docs/design.md §5) change unnarrowed requests too.
     disabled_users: usize,
     narrowing_settings: usize,
     /// DENY grants per privilege of [`PRIVILEGES`]: which `forbid`s the policy exercises at all.
@@ -409,7 +409,7 @@ fn policies_text(metalake: &EntityUid) -> Vec<(&'static str, String)> {
     let (c, s, t) = ("context.catalog", "context.schema", "resource");
     let own = |x: &str| any_in(&[x], "owner");
     // `P@`'s scopes: USE_CATALOG over {metalake, catalog}; USE_SCHEMA adds the schema; the table
-    // privileges add the table (DESIGN.md §4).
+    // privileges add the table (docs/design.md §4).
     let scopes = |privilege: &str| -> Vec<&str> {
         match privilege {
             "use_catalog" => vec![&m, c],

@@ -1,5 +1,5 @@
 //! One subject's effective access to one object, as the evaluator decides it: the privilege
-//! terms and ownership terms of DESIGN.md §4 with every held role active (DESIGN.md §10), and
+//! terms and ownership terms of docs/design.md §4 with every held role active (docs/design.md §10), and
 //! the names the analysis commands print (subjects, objects, rights, states, `via`).
 
 use crate::core::policy::eval::{self, Access, Leaf, Subject, Target, Term};
@@ -43,7 +43,7 @@ pub struct ObjectKey {
     pub full_name: Box<str>,
 }
 
-/// `{"type": ..., "fullName": ...}`, as DESIGN.md §10 names objects.
+/// `{"type": ..., "fullName": ...}`, as docs/design.md §10 names objects.
 impl Serialize for ObjectKey {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut o = s.serialize_struct("Object", 2)?;
@@ -194,7 +194,7 @@ impl Object {
 
     /// The object's chain in `snap`; `None` when it lies outside that policy's metalake. In a
     /// catalog that folds names (`case_sensitive: false`) the names are folded first, as a
-    /// request's are (DESIGN.md §2).
+    /// request's are (docs/design.md §2).
     pub fn target(&self, snap: &Snapshot) -> Option<Target> {
         let empty = crate::core::ownership::OwnerIndex::empty();
         let leaf = match self.key.kind {
@@ -277,7 +277,7 @@ impl Holder {
         &self.groups
     }
 
-    /// With every held role active and ownership on (DESIGN.md §10).
+    /// With every held role active and ownership on (docs/design.md §10).
     fn subject(&self) -> Subject<'_> {
         Subject {
             user: &self.user,

@@ -1,4 +1,4 @@
-//! `icegate diff`: every change in effective access between two policies (DESIGN.md §10), as
+//! `icegate diff`: every change in effective access between two policies (docs/design.md §10), as
 //! the evaluator decides it in each, for every subject, right and object named in either.
 //!
 //! Asking every subject about every object would cost subjects × objects; instead a subject is
@@ -24,7 +24,7 @@ pub struct Change {
     pub after: State,
 }
 
-/// `{"subject", "privilege", "object", "before", "after"}` (DESIGN.md §10).
+/// `{"subject", "privilege", "object", "before", "after"}` (docs/design.md §10).
 impl Serialize for Change {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut c = s.serialize_struct("Change", 5)?;

@@ -1,6 +1,6 @@
 //! What a policy's grants and owners can reach: the objects of one or two policies by name,
 //! the objects below each, and per role and per owner what it names. An answer other than
-//! `none` needs a held role's grant, or an owner, on the object's chain (DESIGN.md §4), so
+//! `none` needs a held role's grant, or an owner, on the object's chain (docs/design.md §4), so
 //! `diff` and `report` ask a subject only about the objects its roles and ownerships reach.
 
 use super::access::{Holder, Object, ObjectKey, Right, SubjectRef};

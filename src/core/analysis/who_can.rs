@@ -1,5 +1,5 @@
 //! `icegate who-can`: every user and group for whom a privilege term holds on an object with
-//! all held roles active, or who owns it (DESIGN.md §10), each with the grant or owned object
+//! all held roles active, or who owns it (docs/design.md §10), each with the grant or owned object
 //! that gives it. Every subject the policy names is asked, through the evaluator.
 
 use super::access::{Holder, Object, Right, State, SubjectRef, Via, answer};
@@ -14,7 +14,7 @@ pub struct Holding {
     pub via: Option<Via>,
 }
 
-/// `{"user": U, "via": ...}` or `{"group": G, "via": ...}` (DESIGN.md §10).
+/// `{"user": U, "via": ...}` or `{"group": G, "via": ...}` (docs/design.md §10).
 impl Serialize for Holding {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let (key, name) = self.subject.json_key();

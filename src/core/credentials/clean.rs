@@ -1,4 +1,4 @@
-//! The rules of DESIGN.md §8 on the two places a response carries credentials: a `config`
+//! The rules of docs/design.md §8 on the two places a response carries credentials: a `config`
 //! map and the `storage-credentials` list. Pure: the caller supplies the table's locations,
 //! icegate's endpoints for the table, and any minted credentials.
 
@@ -7,7 +7,7 @@ use super::Minted;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// `config` keys that carry no secret, kept when credentials are removed (DESIGN.md §8).
+/// `config` keys that carry no secret, kept when credentials are removed (docs/design.md §8).
 const NON_SECRET_KEYS: &[&str] = &[
     "client.region",
     // the name of the client's signer implementation (PyIceberg's `S3V4RestSigner`)
@@ -35,7 +35,7 @@ const S3_REFRESH_KEY: &str = "client.refresh-credentials-endpoint";
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 pub struct StorageCredential {
     pub prefix: String,
-    /// `null` is read as absent, as everywhere a list or map may be (DESIGN.md §8).
+    /// `null` is read as absent, as everywhere a list or map may be (docs/design.md §8).
     #[serde(default, deserialize_with = "null_as_empty")]
     pub config: Map<String, Value>,
 }
@@ -91,7 +91,7 @@ impl Rules<'_> {
         }
     }
 
-    /// A response's `storage-credentials`; `locations` are the table's (DESIGN.md §8).
+    /// A response's `storage-credentials`; `locations` are the table's (docs/design.md §8).
     pub fn storage_credentials(&self, entries: Vec<StorageCredential>, locations: &[String]) -> Vec<StorageCredential> {
         match self.action {
             Action::Strip => Vec::new(),
@@ -175,7 +175,7 @@ pub fn names_read_header(key: &str, read_headers: &[String]) -> bool {
         && key.get(7..).is_some_and(|name| read_headers.iter().any(|h| name.trim().eq_ignore_ascii_case(h)))
 }
 
-/// A table's locations: `location` and the location properties (DESIGN.md §8), in that order,
+/// A table's locations: `location` and the location properties (docs/design.md §8), in that order,
 /// without repeats.
 pub fn table_locations(location: Option<String>, properties: Option<&Map<String, Value>>) -> Vec<String> {
     const PROPERTIES: [&str; 4] =

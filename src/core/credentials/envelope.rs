@@ -4,26 +4,13 @@
 //! end and those two members, and passes through byte for byte.
 
 use blocks::{BLOCK, Block, Blocks};
+pub use error::EnvelopeError;
 use marks::Marks;
 use std::ops::Range;
-use thiserror::Error;
 
 mod blocks;
+mod error;
 mod marks;
-
-#[derive(Debug, Error, PartialEq, Eq)]
-pub enum EnvelopeError {
-    #[error("upstream response is not a JSON object")]
-    NotAnObject,
-    #[error("upstream response is malformed at byte {0}")]
-    Malformed(usize),
-    /// The byte at which the repeated key starts (the key itself is the upstream's text).
-    #[error("upstream response has a member twice (the second at byte {0})")]
-    Duplicate(usize),
-    /// `key` is the name icegate looked the member up by; nothing of its value is quoted.
-    #[error("upstream response member `{key}` is not {expected}")]
-    Member { key: String, expected: &'static str },
-}
 
 /// One member of an object: its decoded key, the span of the whole member (key through value)
 /// and of its value alone.

@@ -1,4 +1,4 @@
-//! Storage credentials and remote signing (DESIGN.md §8), the pure rules: what a caller may take
+//! Storage credentials and remote signing (docs/design.md §8), the pure rules: what a caller may take
 //! away from a credential-bearing response, where a table's data lives, what may be signed.
 
 pub mod clean;

@@ -1,4 +1,4 @@
-//! How an S3 endpoint reads a request URL (DESIGN.md §8): the bucket, key and query parameters a
+//! How an S3 endpoint reads a request URL (docs/design.md §8): the bucket, key and query parameters a
 //! sign request's `uri` names, read as the endpoint it names reads them — every AWS S3 host form
 //! by AWS's rules, any other endpoint as the table's `s3.endpoint` or icegate's configuration
 //! says — and refused whenever icegate cannot be certain of that reading.

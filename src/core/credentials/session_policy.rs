@@ -1,4 +1,4 @@
-//! The inline session policy of `s3-downscope` (DESIGN.md §8): S3 actions for the caller's scope,
+//! The inline session policy of `s3-downscope` (docs/design.md §8): S3 actions for the caller's scope,
 //! limited to the table's location prefixes, or an explicit deny-all when no S3 location is known.
 
 use crate::core::policy::authorize::Scope;

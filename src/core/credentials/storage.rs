@@ -1,4 +1,4 @@
-//! What icegate learns of a table's storage from the upstream's loadTable response (DESIGN.md
+//! What icegate learns of a table's storage from the upstream's loadTable response (docs/design.md
 //! §8): its locations, the S3 endpoint its `config` names, and the signer the upstream advertises
 //! for it; and where an authorized sign request for the table therefore goes.
 
@@ -22,7 +22,7 @@ pub enum SignerError {
 /// A table's storage as its loadTable response describes it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TableStorage {
-    /// `location` and the location properties (DESIGN.md §8).
+    /// `location` and the location properties (docs/design.md §8).
     pub locations: Vec<String>,
     /// The table's `s3.endpoint` with its `s3.path-style-access`.
     pub endpoint: Option<Endpoint>,

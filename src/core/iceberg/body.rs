@@ -228,7 +228,30 @@ pub fn inspect(route: &Route, bytes: &[u8], rules: &NameRules<'_>) -> Result<Bod
             check_path_identifier(route, b.identifier.as_ref(), rules)?;
             Body::ReplaceView
         }
-        _ => return Err(BodyError::NotInspected(op.as_str())),
+        Op::GetConfig
+        | Op::GetToken
+        | Op::ListNamespaces
+        | Op::LoadNamespaceMetadata
+        | Op::NamespaceExists
+        | Op::DropNamespace
+        | Op::ListTables
+        | Op::ListFunctions
+        | Op::LoadFunction
+        | Op::PlanTableScan
+        | Op::FetchPlanningResult
+        | Op::CancelPlanning
+        | Op::FetchScanTasks
+        | Op::LoadTable
+        | Op::DropTable
+        | Op::TableExists
+        | Op::UnregisterTable
+        | Op::LoadCredentials
+        | Op::ReportMetrics
+        | Op::ListViews
+        | Op::LoadView
+        | Op::DropView
+        | Op::ViewExists
+        | Op::SignS3Request => return Err(BodyError::NotInspected(op.as_str())),
     })
 }
 

@@ -1,7 +1,7 @@
 //! Strict JSON: the one reading of a request body that icegate and the upstream must share.
 //!
 //! The upstream's Jackson lets a later duplicate key win and nests far deeper than serde_json's
-//! default, so a body is held to the reading on which the two cannot differ (DESIGN.md §7): one
+//! default, so a body is held to the reading on which the two cannot differ (docs/design.md §7): one
 //! value, no duplicate keys (decoded, so `"a"` and `"\u0061"` collide), no lone surrogates, no
 //! non-JSON numbers, and at most [`MAX_DEPTH`] levels.
 

@@ -3,7 +3,7 @@
 //! Only each entry's name is read; kept entries are referenced in the upstream's bytes and
 //! copied once, when the response is rendered, and the rest of the envelope passes through
 //! raw, so filtering costs one pass with no re-serialization of what passes through
-//! (DESIGN.md §4 "Lists"). The usual response is read by a hand-written scanner (`scan`);
+//! (docs/design.md §4 "Lists"). The usual response is read by a hand-written scanner (`scan`);
 //! anything it does not take, every error included, is read by the general serde reading
 //! (`general`), which defines what is accepted and each error.
 

@@ -13,7 +13,7 @@ pub use names::{Namespace, TableIdent};
 /// One Iceberg REST operation, named by its OpenAPI `operationId`.
 ///
 /// `SignS3Request` is the legacy un-scoped signer of the S3 signer spec; it is
-/// classified so that it can be refused by name (DESIGN.md §8).
+/// classified so that it can be refused by name (docs/design.md §8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum OperationId {
     GetConfig,
@@ -178,18 +178,18 @@ impl OperationId {
     }
 
     /// Whether the spec gives this operation a request body; a request of
-    /// such an operation without one is 400 (DESIGN.md §5).
+    /// such an operation without one is 400 (docs/design.md §5).
     pub const fn has_request_body(self) -> bool {
         !matches!(self.facts().body, BodyUse::None)
     }
 
-    /// Whether icegate parses the request body to authorize (DESIGN.md §1).
+    /// Whether icegate parses the request body to authorize (docs/design.md §1).
     pub const fn inspects_request_body(self) -> bool {
         matches!(self.facts().body, BodyUse::Inspected)
     }
 
     /// Whether a response of this operation may carry vended credentials, so
-    /// the request gets a credential scope (DESIGN.md §4).
+    /// the request gets a credential scope (docs/design.md §4).
     pub const fn has_credential_scope(self) -> bool {
         self.facts().credential_scope
     }
@@ -213,7 +213,7 @@ pub enum BodyUse {
     None,
     /// A body the spec requires, streamed upstream as it comes.
     Streamed,
-    /// A body read (bounded) and parsed to authorize (DESIGN.md §1).
+    /// A body read (bounded) and parsed to authorize (docs/design.md §1).
     Inspected,
 }
 
@@ -222,7 +222,7 @@ pub enum BodyUse {
 pub struct Facts {
     pub body: BodyUse,
     /// A response may carry vended credentials, so the request gets a credential scope
-    /// (DESIGN.md §4).
+    /// (docs/design.md §4).
     pub credential_scope: bool,
     /// The operation acts on a catalog's objects (and so needs one).
     pub names_catalog: bool,

@@ -1,7 +1,7 @@
 //! Namespace levels and object names after decoding, and the rules every one of them obeys.
 //!
 //! The same rules apply wherever a name comes from: a path segment, `parent=`, or a JSON body
-//! (DESIGN.md §7), so that a name authorized in one place cannot mean another thing elsewhere.
+//! (docs/design.md §7), so that a name authorized in one place cannot mean another thing elsewhere.
 
 use thiserror::Error;
 
@@ -27,7 +27,7 @@ pub enum NameError {
     PathSeparator(String),
 }
 
-/// How one catalog's names are read (DESIGN.md §2, §7): the extra namespace separators the
+/// How one catalog's names are read (docs/design.md §2, §7): the extra namespace separators the
 /// upstream accepts, and whether the catalog folds names to lower case
 /// (`case_sensitive: false`), in which case every name is folded before any decision.
 #[derive(Clone, Copy, Debug, Default)]
@@ -81,7 +81,7 @@ impl Namespace {
         self.0
     }
 
-    /// The Gravitino schema name: levels joined with `:` (DESIGN.md §2).
+    /// The Gravitino schema name: levels joined with `:` (docs/design.md §2).
     pub fn schema_name(&self) -> String {
         self.0.join(":")
     }
@@ -167,7 +167,7 @@ pub fn is_control(c: char) -> bool {
     c.is_control()
 }
 
-/// Rules shared by levels and names: non-empty, not a dot segment, no `/` or `\` (DESIGN.md §4
+/// Rules shared by levels and names: non-empty, not a dot segment, no `/` or `\` (docs/design.md §4
 /// "Names in bodies": a catalog that derives a location by joining names would place
 /// `orders/data` inside `orders`), no control characters (U+0001 included, which Gravitino
 /// uses internally as a separator). Paths cannot carry these, bodies and list entries can.
@@ -233,7 +233,7 @@ pub fn name_ok(name: &str) -> bool {
     common_ok(name)
 }
 
-/// A decoded namespace level (DESIGN.md §7).
+/// A decoded namespace level (docs/design.md §7).
 pub fn check_level(level: &str, separators: &[String]) -> Result<(), NameError> {
     check_common(level)?;
     if level.contains('.') {

@@ -295,7 +295,23 @@ pub fn authorize_path<'a>(snap: &Snapshot, subject: &Subject<'_>, req: &Request<
             Op::CreateNamespace | Op::RenameTable | Op::RenameView | Op::CommitTransaction => {
                 return Decision::fixed(Verdict::Allow, "the objects are named in the body");
             }
-            _ => return Decision::fixed(Verdict::Deny, "the route names no object icegate can check"),
+            Op::LoadFunction
+            | Op::PlanTableScan
+            | Op::FetchPlanningResult
+            | Op::CancelPlanning
+            | Op::FetchScanTasks
+            | Op::LoadTable
+            | Op::UpdateTable
+            | Op::DropTable
+            | Op::TableExists
+            | Op::UnregisterTable
+            | Op::LoadCredentials
+            | Op::SignRequest
+            | Op::ReportMetrics
+            | Op::LoadView
+            | Op::ReplaceView
+            | Op::DropView
+            | Op::ViewExists => return Decision::fixed(Verdict::Deny, "the route names no object icegate can check"),
         }
         return checks.finish();
     };
@@ -348,7 +364,25 @@ pub fn authorize_path<'a>(snap: &Snapshot, subject: &Subject<'_>, req: &Request<
         Op::LoadFunction => {
             checks.check(Rule::FunctionRead, Object::Function(ident));
         }
-        _ => return Decision::fixed(Verdict::Deny, "the route names no object icegate can check"),
+        Op::GetConfig
+        | Op::GetToken
+        | Op::ListNamespaces
+        | Op::CreateNamespace
+        | Op::LoadNamespaceMetadata
+        | Op::NamespaceExists
+        | Op::DropNamespace
+        | Op::UpdateProperties
+        | Op::ListTables
+        | Op::CreateTable
+        | Op::ListFunctions
+        | Op::RegisterTable
+        | Op::RenameTable
+        | Op::CommitTransaction
+        | Op::ListViews
+        | Op::CreateView
+        | Op::RenameView
+        | Op::RegisterView
+        | Op::SignS3Request => return Decision::fixed(Verdict::Deny, "the route names no object icegate can check"),
     }
     checks.finish()
 }

@@ -2,9 +2,10 @@
 //! every invariant stated in `snapshot.rs` holds by construction.
 
 use super::diagnostic::{Diagnostic, LoadError, Loaded};
+use super::located::{Text, Word};
 use super::model::{Condition, ObjectType, OwnerType, Privilege};
 use super::names::{FullName, parse_full_name, role_name_problem};
-use super::raw::{self, Text, Word};
+use super::raw;
 use super::snapshot::{
     Grant, Group, GroupId, Narrowing, Node, NodeId, Owner, ROOT, Role, RoleId, Snapshot, Stats, User, UserId,
     privilege_bit,
@@ -259,7 +260,7 @@ impl Builder {
         }
     }
 
-    /// `catalogs` (DESIGN.md §2): prefixes (an entry without one is reached by its name), and
+    /// `catalogs` (docs/design.md §2): prefixes (an entry without one is reached by its name), and
     /// `case_sensitive`, on which all entries of one catalog must agree (`seen`).
     fn prefixes(&mut self, file: &raw::File, snap: &mut Snapshot, seen: &mut FxHashMap<String, (bool, PathBuf, u64)>) {
         for c in &file.catalogs {
@@ -304,7 +305,7 @@ impl Builder {
     }
 
     /// In a catalog that folds names, the policy's names must be lower case already, or they
-    /// would name nothing a request can reach (DESIGN.md §2).
+    /// would name nothing a request can reach (docs/design.md §2).
     fn check_case(&mut self, snap: &Snapshot, ty: ObjectType, name: &FullName, full: &Text) {
         let (catalog, levels, leaf) = match name {
             FullName::Schema(c, levels) => (c, levels, None),

@@ -1,4 +1,4 @@
-//! List entries: which entries of a list response a caller may see (DESIGN.md §4 "Lists"),
+//! List entries: which entries of a list response a caller may see (docs/design.md §4 "Lists"),
 //! decided with the listed namespace's chain resolved once per response.
 
 use super::authorize::{Ident, Object, resolve};
@@ -18,7 +18,7 @@ pub struct EntryFilter<'s> {
     subject: &'s Subject<'s>,
     catalog: &'s str,
     kind: ListKind,
-    /// The catalog folds names: entries are decided on their lower-case names (DESIGN.md §2).
+    /// The catalog folds names: entries are decided on their lower-case names (docs/design.md §2).
     fold: bool,
     /// The last namespace seen, its resolved chain, and the answer for unnamed leaves.
     base: Option<(Vec<String>, Target, Option<bool>)>,
@@ -144,7 +144,7 @@ fn chain_leaf(
     }
 }
 
-/// Whether a list entry is shown (DESIGN.md §4 "Lists").
+/// Whether a list entry is shown (docs/design.md §4 "Lists").
 pub fn entry_visible(snap: &Snapshot, subject: &Subject<'_>, catalog: &str, kind: ListKind, entry: &Entry) -> bool {
     let (rule, object) = match (kind, entry) {
         (ListKind::Namespaces, Entry::Namespace(ns)) => (Rule::NamespaceEntry, Object::Namespace(ns.levels())),

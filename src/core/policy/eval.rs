@@ -1,5 +1,5 @@
 //! The evaluator: privilege and ownership terms over an object's chain, and the formulas of
-//! DESIGN.md §4 in disjunctive normal form. Pure and synchronous; default deny.
+//! docs/design.md §4 in disjunctive normal form. Pure and synchronous; default deny.
 
 use super::model::OwnerType;
 use super::model::{Condition, Privilege};
@@ -44,13 +44,13 @@ pub struct Subject<'a> {
     pub user: &'a str,
     /// Every group of the caller: the snapshot's static groups and the identity's groups.
     pub groups: &'a [Box<str>],
-    /// The roles whose DENYs apply: always all held roles (DESIGN.md §4).
+    /// The roles whose DENYs apply: always all held roles (docs/design.md §4).
     pub held: &'a RoleSet,
     /// The roles whose ALLOWs apply.
     pub active: &'a RoleSet,
-    /// Whether ownership grants anything (DESIGN.md §5 ownership modes).
+    /// Whether ownership grants anything (docs/design.md §5 ownership modes).
     pub ownership: bool,
-    /// The ownership store's index in this request's view (DESIGN.md §4 "Ownership of
+    /// The ownership store's index in this request's view (docs/design.md §4 "Ownership of
     /// created objects"); empty where there is no store (`explain`).
     pub owners: &'a OwnerIndex,
 }
@@ -271,7 +271,7 @@ pub enum Access {
     None,
 }
 
-/// The privilege term `P@` over `target`'s chain (DESIGN.md §4); [`term_holds`] is this
+/// The privilege term `P@` over `target`'s chain (docs/design.md §4); [`term_holds`] is this
 /// being [`Access::Allowed`]. The first scope from the metalake down, and the lowest role id,
 /// names the grant.
 pub fn privilege_access(snap: &Snapshot, subject: &Subject<'_>, target: &Target, p: Privilege) -> Access {

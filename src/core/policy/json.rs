@@ -8,46 +8,8 @@
 //! reads carries the lines the YAML parser would give, so that the validator's errors and
 //! warnings are the same too.
 
-use super::raw::{self, Ignored, Text};
-use serde::de::{self, Deserialize as _, Visitor};
-use std::cell::RefCell;
-use std::fmt;
-
-/// Where the file being parsed lies in memory and where its lines start: a string that
-/// serde_json hands over borrowed points into the text, so its offset gives its line.
-struct Lines {
-    base: usize,
-    len: usize,
-    /// Offsets of the text's newlines.
-    newlines: Vec<usize>,
-    /// Newlines before the last string found; serde_json reads forward, so the next string's
-    /// line is found by stepping on from here (all steps together cross the text once).
-    passed: usize,
-}
-
-impl Lines {
-    fn line_of(&mut self, addr: usize) -> Option<u32> {
-        let offset = addr.checked_sub(self.base).filter(|o| *o < self.len)?;
-        if self.newlines.get(self.passed.wrapping_sub(1)).is_some_and(|n| *n >= offset) {
-            self.passed = self.newlines.partition_point(|n| *n < offset);
-        }
-        // Usually the same line as the last string, or the next one.
-        while self.newlines.get(self.passed).is_some_and(|n| *n < offset) {
-            self.passed += 1;
-        }
-        u32::try_from(self.passed + 1).ok()
-    }
-}
-
-thread_local! {
-    /// The file being parsed on this thread's JSON path; `None` elsewhere (the YAML path).
-    static PARSING: RefCell<Option<Lines>> = const { RefCell::new(None) };
-}
-
-/// Whether this thread is on the JSON path, which [`Text`] reads differently.
-pub(super) fn active() -> bool {
-    PARSING.with(|p| p.borrow().is_some())
-}
+use super::located::reading_json;
+use super::raw;
 
 /// Whether `text` is for this path: its first byte after whitespace opens a JSON object.
 pub(super) fn looks_like_json(text: &str) -> bool {
@@ -56,120 +18,7 @@ pub(super) fn looks_like_json(text: &str) -> bool {
 
 /// Parses a JSON policy file; `None` when the YAML parser must decide instead.
 pub(super) fn parse(text: &str) -> Option<raw::File> {
-    let newlines = text.bytes().enumerate().filter_map(|(i, b)| (b == b'\n').then_some(i)).collect();
-    let lines = Lines { base: text.as_ptr().addr(), len: text.len(), newlines, passed: 0 };
-    PARSING.with(|p| p.replace(Some(lines)));
-    // Reset even if parsing unwinds, so that a later YAML parse on this thread is not misread.
-    struct Reset;
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            PARSING.with(|p| p.replace(None));
-        }
-    }
-    let _reset = Reset;
-    serde_json::from_str(text).ok()
-}
-
-/// Reads a value other than a string on the JSON path, and its line: serde_json hands the
-/// value's text over borrowed, and it is then read on its own.
-pub(super) fn located<'de, D, T>(deserializer: D) -> Result<(T, u32), D::Error>
-where
-    D: de::Deserializer<'de>,
-    T: de::Deserialize<'de>,
-{
-    let raw = <&'de serde_json::value::RawValue>::deserialize(deserializer)?;
-    let line = line_of::<D::Error>(raw.get())?;
-    let value = serde_json::from_str(raw.get()).map_err(de::Error::custom)?;
-    Ok((value, line))
-}
-
-/// The line of a string borrowed from the text being parsed.
-fn line_of<E: de::Error>(within: &str) -> Result<u32, E> {
-    let line = PARSING.with(|p| p.borrow_mut().as_mut().and_then(|l| l.line_of(within.as_ptr().addr())));
-    line.ok_or_else(|| E::custom("value outside the text"))
-}
-
-/// Reads a value the model ignores on the JSON path, refusing a key repeated in any of its
-/// mappings as the YAML parser does.
-pub(super) struct UniqueKeys;
-
-impl<'de> Visitor<'de> for UniqueKeys {
-    type Value = Ignored;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any value")
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Ignored, E> {
-        Ok(Ignored)
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Ignored, E> {
-        Ok(Ignored)
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Ignored, E> {
-        Ok(Ignored)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Ignored, E> {
-        Ok(Ignored)
-    }
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Ignored, E> {
-        Ok(Ignored)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Ignored, E> {
-        Ok(Ignored)
-    }
-
-    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Ignored, A::Error> {
-        while seq.next_element::<Ignored>()?.is_some() {}
-        Ok(Ignored)
-    }
-
-    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Ignored, A::Error> {
-        let mut keys = std::collections::HashSet::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if !keys.insert(key) {
-                return Err(de::Error::custom("duplicate key"));
-            }
-            map.next_value::<Ignored>()?;
-        }
-        Ok(Ignored)
-    }
-}
-
-/// Reads a [`Text`] on the JSON path: only a string borrowed from the text, whose offset
-/// gives its line.
-pub(super) struct TextVisitor;
-
-impl<'de> Visitor<'de> for TextVisitor {
-    type Value = Text;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a string without escapes")
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Text, E> {
-        Ok(Text::new(v.to_owned(), line_of(v)?))
-    }
-}
-
-/// Reads a [`raw::Word`] on the JSON path, without copying the keyword's text.
-pub(super) struct WordVisitor<T>(pub(super) std::marker::PhantomData<T>);
-
-impl<'de, T: raw::Keyword> Visitor<'de> for WordVisitor<T> {
-    type Value = raw::Word<T>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a string without escapes")
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<raw::Word<T>, E> {
-        Ok(raw::Word::read(v, line_of(v)?))
-    }
+    reading_json(text, || serde_json::from_str(text).ok())
 }
 
 #[cfg(test)]
@@ -225,7 +74,7 @@ mod tests {
         assert!(parse("{version: 1, metalake: lake}").is_none());
         assert!(parse("{\"version\": 1, \"metalake\": \"lake\", \"extra\": 1}").is_none());
         assert!(parse("{\"version\": 1, \"metalake\": \"lake\", \"metalake\": \"lake\"}").is_none());
-        assert!(!active(), "the YAML path is back after a failed parse");
+        assert!(!super::super::located::active(), "the YAML path is back after a failed parse");
     }
 
     #[test]

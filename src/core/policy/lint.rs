@@ -3,7 +3,7 @@
 //!   user or group, undoes: loadTable accepts either privilege (and hands out write
 //!   credentials for MODIFY_TABLE), so the table stays readable;
 //! - a DENY on an object its holder owns (or whose schema, catalog or metalake it owns):
-//!   ownership ignores DENY (DESIGN.md §4).
+//!   ownership ignores DENY (docs/design.md §4).
 //!
 //! Subjects are the policy's users (their own roles and their static groups' roles) and its
 //! groups; groups an identity provider adds at request time are not known here.

@@ -15,7 +15,7 @@ pub struct Source {
     pub text: String,
 }
 
-/// Loads a YAML file, or the policy files of a directory (DESIGN.md §3).
+/// Loads a YAML file, or the policy files of a directory (docs/design.md §3).
 pub fn load_path(path: &Path) -> Result<Loaded, LoadError> {
     load_sources(read_sources(path)?)
 }
@@ -72,7 +72,7 @@ pub fn read_sources(path: &Path) -> Result<Vec<Source>, LoadError> {
         .collect()
 }
 
-/// `sha256:` + hex of the concatenated bytes of the files in load order (DESIGN.md §9).
+/// `sha256:` + hex of the concatenated bytes of the files in load order (docs/design.md §9).
 pub fn content_hash(sources: &[Source]) -> String {
     let mut hasher = Sha256::new();
     for s in sources {

@@ -9,6 +9,7 @@ pub mod explain;
 mod json;
 mod lint;
 pub mod load;
+mod located;
 pub mod model;
 pub(crate) mod names;
 mod raw;

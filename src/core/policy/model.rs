@@ -1,4 +1,4 @@
-//! The policy's vocabulary: object types, privileges and where each is grantable (DESIGN.md §3).
+//! The policy's vocabulary: object types, privileges and where each is grantable (docs/design.md §3).
 
 /// A Gravitino securable object type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -61,7 +61,7 @@ impl ObjectType {
         Self::ALL.into_iter().find(|t| t.as_str().eq_ignore_ascii_case(s))
     }
 
-    /// The shape of a full name of this type (DESIGN.md §3).
+    /// The shape of a full name of this type (docs/design.md §3).
     pub fn name_shape(self) -> NameShape {
         match self {
             Self::Metalake => NameShape::Metalake,
@@ -155,7 +155,7 @@ macro_rules! privileges {
                 match self { $(Self::$variant => $name),+ }
             }
 
-            /// The object types this privilege can be granted on (DESIGN.md §3's table).
+            /// The object types this privilege can be granted on (docs/design.md §3's table).
             pub fn grantable_on(self) -> &'static [ObjectType] {
                 match self { $(Self::$variant => &[$(ObjectType::$ty),+]),+ }
             }
@@ -201,7 +201,7 @@ privileges! {
 }
 
 impl Privilege {
-    /// Case-insensitive (DESIGN.md §3).
+    /// Case-insensitive (docs/design.md §3).
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|p| p.as_str().eq_ignore_ascii_case(s))
     }

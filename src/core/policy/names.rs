@@ -1,5 +1,5 @@
 //! Full names and role names as the policy spells them: splitting a full name by the shape of
-//! its type (DESIGN.md §2, §3), and the role names the active-roles header could not carry.
+//! its type (docs/design.md §2, §3), and the role names the active-roles header could not carry.
 
 use super::model::{NameShape, ObjectType};
 use crate::core::iceberg::names;
@@ -16,7 +16,7 @@ pub(crate) enum FullName {
     MetalakeObject(String),
 }
 
-/// Splits `full` as a full name of type `ty` (DESIGN.md §2, §3).
+/// Splits `full` as a full name of type `ty` (docs/design.md §2, §3).
 pub(crate) fn parse_full_name(ty: ObjectType, full: &str, metalake: &str) -> Result<FullName, String> {
     let bad = |why: &str| Err(format!("full name `{full}` does not fit type {ty}: {why}"));
     let catalog_ok = |c: &str| !c.is_empty() && !c.contains(':') && !c.chars().any(char::is_control);
@@ -55,7 +55,7 @@ pub(crate) fn parse_full_name(ty: ObjectType, full: &str, metalake: &str) -> Res
     }
 }
 
-/// Why a role name could never be named by the header (DESIGN.md §3).
+/// Why a role name could never be named by the header (docs/design.md §3).
 pub(crate) fn role_name_problem(name: &str) -> Option<&'static str> {
     if name.is_empty() {
         Some("is empty")

@@ -1,4 +1,4 @@
-//! The rules of DESIGN.md §4's table, each a formula in disjunctive normal form with the
+//! The rules of docs/design.md §4's table, each a formula in disjunctive normal form with the
 //! text operators read in `explain`. Shorthands: TOP = own(metalake) ∨ own(catalog);
 //! SOUC = own(schema) ∧ USE_CATALOG@; UCS = USE_CATALOG@ ∧ USE_SCHEMA@.
 
@@ -154,7 +154,7 @@ impl Rule {
         }
     }
 
-    /// The formula as DESIGN.md §4 writes it.
+    /// The formula as docs/design.md §4 writes it.
     pub fn text(self) -> &'static str {
         match self {
             Self::CatalogUse => "USE_CATALOG@ ∨ TOP",

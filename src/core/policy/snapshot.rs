@@ -113,7 +113,7 @@ pub(crate) fn privilege_bit(p: Privilege) -> u64 {
 
 const _: () = assert!(Privilege::ALL.len() <= 64, "a node's masks hold one bit per privilege in a u64");
 
-/// Operator-set narrowing of a user or group (DESIGN.md §5).
+/// Operator-set narrowing of a user or group (docs/design.md §5).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Narrowing {
     pub default_active_roles: Option<Vec<RoleId>>,
@@ -148,7 +148,7 @@ pub struct Group {
     pub narrowing: Narrowing,
 }
 
-/// Counts shown by `icegate check` (DESIGN.md §10).
+/// Counts shown by `icegate check` (docs/design.md §10).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
     pub users: usize,
@@ -211,13 +211,13 @@ impl Snapshot {
         self.stats
     }
 
-    /// `sha256:` + hex SHA-256 of the policy files' bytes in load order (DESIGN.md §9).
+    /// `sha256:` + hex SHA-256 of the policy files' bytes in load order (docs/design.md §9).
     pub fn hash(&self) -> &str {
         &self.hash
     }
 
     /// The catalog a request's `{prefix}` names: a `catalogs` mapping, else (when the policy has
-    /// no `catalogs` list) the prefix itself; no prefix means `default_catalog` (DESIGN.md §2).
+    /// no `catalogs` list) the prefix itself; no prefix means `default_catalog` (docs/design.md §2).
     /// `None`: the request names no catalog icegate accepts.
     pub fn catalog_for_prefix<'a>(&'a self, prefix: Option<&'a str>) -> Option<&'a str> {
         match prefix {
@@ -232,7 +232,7 @@ impl Snapshot {
         }
     }
 
-    /// Whether `catalog` folds names to lower case (`case_sensitive: false`, DESIGN.md §2).
+    /// Whether `catalog` folds names to lower case (`case_sensitive: false`, docs/design.md §2).
     pub fn folds_names(&self, catalog: &str) -> bool {
         !self.folding_catalogs.is_empty() && self.folding_catalogs.contains(catalog)
     }

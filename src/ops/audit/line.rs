@@ -1,6 +1,6 @@
 //! An audit record as its JSON line, written by hand: every request writes one, and going
-//! through serde cost four times as much (callgrind: ~12,000 instructions a line, most of it
-//! per-field dispatch and buffer growth). The output is byte for byte what `serde_json` writes
+//! through serde cost several times as much, most of it per-field dispatch and buffer growth
+//! (docs/performance.md has the measurements). The output is byte for byte what `serde_json` writes
 //! for the `Serialize` derive of [`Record`]; a test holds the two together.
 
 use super::{Object, Record};

@@ -1,4 +1,4 @@
-//! Stage `audit`: one JSON line per request (DESIGN.md §10) on stdout or a configured file,
+//! Stage `audit`: one JSON line per request (docs/design.md §10) on stdout or a configured file,
 //! with the keys the contract fixes. Credentials never enter a record: it holds names,
 //! decisions and statuses only.
 
@@ -23,7 +23,7 @@ pub struct Object {
 }
 
 /// One request's audit line: what the stages learned about it; absent values are written as
-/// `null`. What the serving layer keeps beside it, unwritten, is `serve::context::Context`.
+/// `null`. The serving layer builds it from its request context once the request is answered.
 ///
 /// `line::write` writes it by hand, in this field order; the `Serialize` derive is what a test
 /// compares that line with.

@@ -1,4 +1,4 @@
-//! The ownership store (DESIGN.md §4 "Ownership of created objects"): who created which
+//! The ownership store (docs/design.md §4 "Ownership of created objects"): who created which
 //! schema, table and view through icegate, kept durably (an embedded SQLite file, or
 //! PostgreSQL shared by replicas) and published as an immutable [`OwnerIndex`] in the
 //! decision state.
@@ -275,7 +275,7 @@ impl Owners {
     }
 
     /// Records, for every replica, the location the upstream assigned to `user`'s stage-create
-    /// of `full_name` (DESIGN.md §4 updateTable), for `ttl`. Nothing to do without a store.
+    /// of `full_name` (docs/design.md §4 updateTable), for `ttl`. Nothing to do without a store.
     pub async fn remember_staged(
         self: &Arc<Self>,
         user: &str,

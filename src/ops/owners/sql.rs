@@ -34,7 +34,7 @@ pub const MIGRATIONS: &[&str] = &[
     // 2: a counter every change of `owners` increments, so replicas tell when to re-read
     "CREATE TABLE owners_generation (n BIGINT NOT NULL);
     INSERT INTO owners_generation (n) VALUES (0);",
-    // 3: the location the upstream assigned to each caller's stage-create (DESIGN.md §4
+    // 3: the location the upstream assigned to each caller's stage-create (docs/design.md §4
     // updateTable), so that any replica can check the commit of a staged create
     "CREATE TABLE staged_locations (
         user_name TEXT NOT NULL,

@@ -1,4 +1,4 @@
-//! The one reload path (DESIGN.md §9): a change of the policy or shadow path, SIGHUP and the
+//! The one reload path (docs/design.md §9): a change of the policy or shadow path, SIGHUP and the
 //! poll interval all send a trigger; one task debounces them, loads off the request path and
 //! publishes the new decision state with one `store`. A policy that fails to load leaves the
 //! last good one serving.
@@ -8,8 +8,7 @@ use crate::core::clock::Clock;
 use crate::core::policy::Snapshot;
 use crate::core::policy::load::{LoadError, content_hash, load_sources, read_sources};
 use crate::ops::metrics::Metrics;
-use crate::ops::state::{DecisionState, Health};
-use arc_swap::ArcSwap;
+use crate::ops::state::{DecisionState, Health, Published};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -19,7 +18,7 @@ use tokio::sync::mpsc;
 /// What a reload reads and publishes into: the serving process's shared state implements it.
 pub trait Host: Send + Sync + 'static {
     fn config(&self) -> &Config;
-    fn state(&self) -> &ArcSwap<DecisionState>;
+    fn state(&self) -> &Published;
     fn health(&self) -> &Health;
     fn metrics(&self) -> &Metrics;
     /// What the debounce waits on.
@@ -31,7 +30,7 @@ impl<H: Host> Host for Arc<H> {
         (**self).config()
     }
 
-    fn state(&self) -> &ArcSwap<DecisionState> {
+    fn state(&self) -> &Published {
         (**self).state()
     }
 
@@ -105,12 +104,7 @@ pub fn reload_now(shared: &impl Host) -> Outcome {
         owners_version: current.owners_version,
     };
     let hash = next.snapshot.hash().to_owned();
-    // The ownership index may have changed since `current` was read: keep the latest one.
-    shared.state().rcu(|latest| DecisionState {
-        owners: Arc::clone(&latest.owners),
-        owners_version: latest.owners_version,
-        ..next.clone()
-    });
+    shared.state().policy(&next);
     if live.is_some() {
         shared.metrics().reload("success");
         shared.metrics().generation.set(i64::try_from(generation).unwrap_or(i64::MAX));

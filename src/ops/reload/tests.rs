@@ -10,7 +10,7 @@ fn modified(path: &str) -> notify::Result<notify::Event> {
 /// A serving process's state around the policy at `path`, reloaded by the watch only.
 struct Serving {
     config: Config,
-    state: ArcSwap<DecisionState>,
+    state: Published,
     health: Health,
     metrics: Metrics,
     clock: Clock,
@@ -21,7 +21,7 @@ impl Host for Serving {
         &self.config
     }
 
-    fn state(&self) -> &ArcSwap<DecisionState> {
+    fn state(&self) -> &Published {
         &self.state
     }
 
@@ -53,7 +53,7 @@ fn serving(path: &Path, clock: &Clock) -> Arc<Serving> {
         owners_version: 0,
     };
     let (health, metrics, clock) = (Health::default(), Metrics::new(), clock.clone());
-    Arc::new(Serving { config, state: ArcSwap::from_pointee(state), health, metrics, clock })
+    Arc::new(Serving { config, state: Published::new(state), health, metrics, clock })
 }
 
 /// What the process logs, kept for the test to read.

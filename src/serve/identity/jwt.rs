@@ -1,4 +1,4 @@
-//! `jwt`: `Authorization: Bearer <JWT>` (DESIGN.md §6). A bearer token that does not look like
+//! `jwt`: `Authorization: Bearer <JWT>` (docs/design.md §6). A bearer token that does not look like
 //! a JWT (not three dot-separated parts, e.g. PyIceberg's `Bearer None`) is not this provider's;
 //! one that does is verified or refused (401), never passed on to the next provider.
 //!
@@ -7,7 +7,7 @@
 //! `iss` and `aud` are required, `nbf` is checked when present, with `leeway_secs` of skew. Keys
 //! come from static PEM files, the JWK set of [`super::jwks`], and `hmac_secret` for `HS*`.
 //! The user is the first present of `user_claims`, the groups a list claim, and the optional
-//! active-roles claim becomes [`Principal::claim_roles`] (DESIGN.md §5).
+//! active-roles claim becomes [`Principal::claim_roles`] (docs/design.md §5).
 
 use super::error::{IdentityError, Recognized};
 use super::jwks::{JwkKey, Jwks, Timing};

@@ -1,4 +1,4 @@
-//! Identify the caller (DESIGN.md §6): providers are tried in order; the first that recognizes
+//! Identify the caller (docs/design.md §6): providers are tried in order; the first that recognizes
 //! the request's credential decides, and a credential that is present but invalid is 401,
 //! never a fall-through to a weaker provider.
 
@@ -57,7 +57,7 @@ async fn identify(
     headers: &HeaderMap,
     peer: &Peer,
 ) -> Result<Principal, IdentityError> {
-    // A spoofing attempt is refused whatever the order of the providers (DESIGN.md §6), never
+    // A spoofing attempt is refused whatever the order of the providers (docs/design.md §6), never
     // ignored in favour of another credential the request also carries.
     if config.providers.contains(&Provider::Header) && !config.header.trusted_peers.contains(&peer.ip) {
         refuse_identity_headers(config, headers)?;

@@ -7,7 +7,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use http::HeaderMap;
 
-/// The start-up warning when `simple` serves beyond this machine (DESIGN.md §6: "for trusted
+/// The start-up warning when `simple` serves beyond this machine (docs/design.md §6: "for trusted
 /// networks and development only"); `None` on a loopback listener or without `simple`.
 pub fn network_warning(config: &crate::config::Config) -> Option<String> {
     let simple = config.identity.providers.contains(&crate::config::Provider::Simple);

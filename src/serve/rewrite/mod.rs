@@ -19,8 +19,7 @@ use crate::core::iceberg::OperationId;
 use crate::core::iceberg::body::Body as ParsedBody;
 use crate::core::iceberg::list::{Entry, ListKind};
 use crate::core::iceberg::routes::Route;
-use crate::error::{Refusal, Stop};
-use crate::ops::audit;
+use crate::error::{self, Refusal, Stop};
 use crate::serve::context::Context;
 use crate::serve::forward::{self, Body};
 use crate::serve::outbound::Outbound;
@@ -59,17 +58,17 @@ pub struct Vend<'a> {
 
 impl<'a> Vend<'a> {
     /// What vending needs for the answer to a request whose credentials get `action`, or `None`
-    /// when the request names no table (its answer then passes as it came). `audit` holds what
+    /// when the request names no table (its answer then passes as it came). `cx` holds what
     /// the earlier stages learned: the object the path names and the active roles.
     pub fn of(
         action: Action,
         (route, body): (&Route, Option<&ParsedBody>),
         (catalog, user): (&'a str, &'a str),
-        audit: &audit::Record,
+        cx: &Context,
         caller: &HeaderMap,
     ) -> Option<Self> {
         let created = vending::Created::of(route, body);
-        let object = audit.objects.first().map_or("", |o| o.full_name.as_str());
+        let object = cx.objects.first().map_or("", |o| o.full_name.as_str());
         Some(Self {
             action,
             catalog,
@@ -77,7 +76,7 @@ impl<'a> Vend<'a> {
             table_name: created.table_name(object),
             table_path: created.table_path?,
             staged: created.staged,
-            active_roles: audit.active_roles.clone().unwrap_or_default(),
+            active_roles: cx.active_roles.clone().unwrap_or_default(),
             asked: asks_for_vended_credentials(caller),
         })
     }
@@ -116,7 +115,7 @@ pub async fn respond(
     if vend.is_some() || op == OperationId::GetConfig {
         head.headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
-    let fail = |e: RewriteError| Stop::plain(Refusal::from(&e), Some(op));
+    let fail = error::stop::<RewriteError>(Some(op));
     // `304 Not Modified` has no body to rewrite.
     if head.status.is_redirection() && head.status != StatusCode::NOT_MODIFIED {
         return Err(Stop::plain(Refusal::upstream_redirect(head.status.as_u16()), Some(op)));
@@ -207,5 +206,5 @@ async fn vended(
         .vending
         .rewrite(op, bytes, vend.action, vend.caller(), &vend.table_path, locations)
         .await
-        .map_err(|e| Stop::plain(Refusal::from(&e), Some(op)))
+        .map_err(error::stop(Some(op)))
 }

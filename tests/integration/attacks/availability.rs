@@ -1,4 +1,4 @@
-//! Availability (DESIGN.md §7 "Timeouts and limits are always on"): slow or idle clients, floods
+//! Availability (docs/design.md §7 "Timeouts and limits are always on"): slow or idle clients, floods
 //! of connections and slow readers cannot hold icegate's capacity for long, and nothing half
 //! received is ever forwarded.
 //!

@@ -1,4 +1,4 @@
-//! Inspected request bodies (DESIGN.md §7 "parsed strictly"): a body that icegate and the
+//! Inspected request bodies (docs/design.md §7 "parsed strictly"): a body that icegate and the
 //! upstream's Jackson could read differently is refused before anything is forwarded, and an
 //! allowed body is forwarded as the bytes that were authorized.
 //!

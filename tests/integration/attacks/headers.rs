@@ -1,4 +1,4 @@
-//! Request headers (DESIGN.md §5, §6, §7): the ones icegate decides on cannot be doubled, hidden
+//! Request headers (docs/design.md §5, §6, §7): the ones icegate decides on cannot be doubled, hidden
 //! from it by `Connection`, spoofed from an untrusted peer, or smuggled upstream under a
 //! look-alike name.
 //!

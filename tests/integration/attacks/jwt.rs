@@ -1,4 +1,4 @@
-//! Bearer tokens (DESIGN.md §6): every forged, confused or stale JWT is 401 and never forwarded,
+//! Bearer tokens (docs/design.md §6): every forged, confused or stale JWT is 401 and never forwarded,
 //! and a storm of bad tokens cannot turn icegate into a load on the JWK set endpoint.
 //!
 //! Covered elsewhere: HS256 keyed with the RSA public key and ES256 over RSA keys

@@ -3,7 +3,7 @@
 //! test asserts the response (status and Iceberg error JSON) and what the upstream received —
 //! usually nothing, or exactly the canonical request when the request is allowed.
 //!
-//! Expected outcomes come from DESIGN.md §5–§8. Where a case was already covered by another
+//! Expected outcomes come from docs/design.md §5–§8. Where a case was already covered by another
 //! module when this suite was written, the suite names that test instead of repeating it.
 //! Tests named `finding_*` are regressions for what this suite found and src/ now fixes.
 

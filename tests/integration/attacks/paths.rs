@@ -1,4 +1,4 @@
-//! Request targets (DESIGN.md §7 "Paths are canonicalized once"): everything the upstream's Java
+//! Request targets (docs/design.md §7 "Paths are canonicalized once"): everything the upstream's Java
 //! stack could read differently from icegate is 400 and never forwarded; what is accepted is
 //! forwarded as its canonical re-encoding, and authorized as exactly that.
 //!

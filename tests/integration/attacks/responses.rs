@@ -1,4 +1,4 @@
-//! Upstream responses (DESIGN.md §4 "Lists", "403 or 404", §7, §8): what icegate passes back
+//! Upstream responses (docs/design.md §4 "Lists", "403 or 404", §7, §8): what icegate passes back
 //! must never name what the caller may not see, whatever shape the upstream answers in.
 //!
 //! Covered elsewhere: sealed page tokens, tampered, replayed by another user or against another

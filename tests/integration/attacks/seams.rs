@@ -1,6 +1,6 @@
 //! Issue 15: where the catalog and the storage resolve names differently from icegate. Each
 //! `finding_*` test reproduces one finding against the recording fake catalog and asserts the
-//! answer and what reached the catalog (DESIGN.md §2, §4 "Names, locations and storage", §6, §7).
+//! answer and what reached the catalog (docs/design.md §2, §4 "Names, locations and storage", §6, §7).
 
 use super::Lab;
 use crate::fake_upstream::{Recorded, Reply, basic, raw, send};

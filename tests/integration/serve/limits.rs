@@ -25,7 +25,7 @@ async fn get_token_is_forwarded_without_any_check() {
     // an unknown user with a credential too
     let a = send(g.addr, "POST", "/v1/oauth/tokens", &[("authorization", &basic("nobody"))], body).await;
     assert_eq!(a.status, 200);
-    // it skips even the duplicate-header check, which comes after it (DESIGN.md §5)
+    // it skips even the duplicate-header check, which comes after it (docs/design.md §5)
     let a = send(
         g.addr,
         "POST",

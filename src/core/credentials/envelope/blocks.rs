@@ -11,12 +11,9 @@
 //! separator a value, an opening or a closing bracket. Only the matching of brackets needs an
 //! order, a stack: the scanner walks the brackets' bits for it.
 //!
-//! Counted by callgrind, this is more instructions than the loop over tokens it replaced
-//! (~312k against ~284k per 20 KB loadTable served: SSE2 has no byte shuffle for a class
-//! table, and its two-operand form copies registers); timed, it is faster (the 5 MB rewrite
-//! at ~2.5 against ~2.0 GiB/s): it has no branch per token to mispredict (callgrind's
-//! branch simulation, per 20 KB loadTable: ~310 mispredicted branches in the scan, ~1,750
-//! before).
+//! This executes more instructions than a loop over tokens (SSE2 has no byte shuffle for a
+//! class table, and its two-operand form copies registers) but is faster in time: it has no
+//! branch per token to mispredict. docs/performance.md has the measurements.
 
 use wide::i8x16;
 

@@ -3,12 +3,12 @@
 //! bit masks, so that a string's end is a bit search, not a loop over its bytes. It ends the
 //! members' keys and string values; strings inside arrays and objects are `blocks`' work.
 //!
-//! A string-by-string loop mispredicts a branch at nearly every string's end (callgrind's
-//! branch simulation: ~2,100 per 20 KB table, ~850 with the masks), and its instructions grow
-//! with each string's length; the masks cost a fixed ~20 instructions per 64 bytes.
+//! A string-by-string loop mispredicts a branch at nearly every string's end, and its
+//! instructions grow with each string's length; the masks cost a fixed few instructions per
+//! block (docs/performance.md has the measurements).
 
-use super::EnvelopeError;
 use super::blocks::{BLOCK, padded};
+use super::error::EnvelopeError;
 use wide::u8x16;
 
 /// The quotes and backslashes of the block of the input last asked about: bit `k` is byte

@@ -13,7 +13,7 @@ pub enum Entry {
     Object(TableIdent),
 }
 
-/// A list response icegate must filter but cannot read: 502, never passed through (DESIGN.md §7).
+/// A list response icegate must filter but cannot read: 502, never passed through (docs/design.md §7).
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum ListError {
     #[error("upstream list response is not valid: {0}")]

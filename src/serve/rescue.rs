@@ -1,0 +1,103 @@
+//! The serving layer's one place where an error becomes an answer: the refusal of each error
+//! of the serving path's stages (docs/design.md §7), and the HTTP response of a refusal.
+
+use crate::error::Refusal;
+use crate::ops::owners::OwnersError;
+use crate::serve::accept::AcceptError;
+use crate::serve::forward::{self, ForwardError};
+use crate::serve::identity::IdentityError;
+use crate::serve::inspect::ReadError;
+use crate::serve::rewrite::body::RewriteError;
+use crate::serve::vending::VendError;
+use http::{HeaderValue, StatusCode, header};
+
+/// The HTTP response of a refusal: the Iceberg error JSON, never cached.
+pub fn response(refusal: &Refusal) -> http::Response<forward::Body> {
+    let body = forward::full(bytes::Bytes::from(refusal.to_json()));
+    let mut response = http::Response::new(body);
+    *response.status_mut() = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_GATEWAY);
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if refusal.close_connection {
+        headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    if refusal.status == 401 {
+        headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"icegate\""));
+    }
+    response
+}
+
+impl From<&ReadError> for Refusal {
+    fn from(e: &ReadError) -> Self {
+        match e {
+            ReadError::Body(body) => Self::from(body),
+            ReadError::Io(_) => Self::bad_request(e.to_string()),
+            ReadError::Timeout(_) => Self::new(408, "RequestTimeoutException", e.to_string()),
+        }
+    }
+}
+
+impl From<&AcceptError> for Refusal {
+    /// Ambiguous framing also closes the connection: what follows the body could be read as
+    /// another request by one of the two hops.
+    fn from(e: &AcceptError) -> Self {
+        let refusal = Self::bad_request(e.to_string());
+        match e {
+            AcceptError::Framing => Self { close_connection: true, ..refusal },
+            _ => refusal,
+        }
+    }
+}
+
+impl From<&OwnersError> for Refusal {
+    /// The ownership store cannot be written: creates, drops and renames wait (docs/design.md §4).
+    fn from(e: &OwnersError) -> Self {
+        let message = match e {
+            OwnersError::Unrecorded(_) => e.to_string(),
+            _ => format!("creates, drops and renames are unavailable while the ownership store cannot be written: {e}"),
+        };
+        Self::new(503, "ServiceUnavailableException", message)
+    }
+}
+
+impl From<&IdentityError> for Refusal {
+    fn from(e: &IdentityError) -> Self {
+        Self::new(401, "NotAuthorizedException", e.to_string())
+    }
+}
+
+impl From<&ForwardError> for Refusal {
+    fn from(e: &ForwardError) -> Self {
+        match e {
+            ForwardError::Timeout(_) => Self::new(504, "GatewayTimeoutException", e.to_string()),
+            ForwardError::Unreachable(_) | ForwardError::Request(_) | ForwardError::Rebuild(_) => {
+                Self::new(502, "BadGatewayException", e.to_string())
+            }
+        }
+    }
+}
+
+impl From<&RewriteError> for Refusal {
+    fn from(e: &RewriteError) -> Self {
+        Self::unreadable_upstream("response", e)
+    }
+}
+
+impl From<&VendError> for Refusal {
+    fn from(e: &VendError) -> Self {
+        match e {
+            VendError::TableMissing => Self::new(404, "NoSuchTableException", e.to_string()),
+            // the envelope's errors may quote the upstream's values (a secret key)
+            VendError::Envelope(_) => Self::unreadable_upstream("table response", e),
+            // STS's own words (ARNs, policy text) are for the operator's log, not the caller
+            VendError::Mint(_) => Self::new(
+                502,
+                "BadGatewayException",
+                "cannot mint downscoped credentials; icegate's log has the details",
+            )
+            .logged("minting downscoped credentials failed".to_owned(), e),
+            _ => Self::new(502, "BadGatewayException", e.to_string()),
+        }
+    }
+}
