@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(target) = std::str::from_utf8(rest) else { return };
     let method = METHODS[usize::from(m) % METHODS.len()];
     let separators = if m & 0x80 != 0 { vec!["|".to_owned()] } else { Vec::new() };
-    let options = RouteOptions { base_path: "", namespace_separators: &separators, folding: None };
+    let options = RouteOptions { base_path: "", namespace_separators: &separators, folding: None, prefixes: None };
     let Ok(Classified::Route(route)) = classify(method, target, &options) else { return };
     if let Some(ns) = &route.namespace {
         for level in ns.levels() {

@@ -5,6 +5,7 @@ pub mod json;
 pub mod list;
 pub mod names;
 pub mod path;
+pub mod prefix;
 pub mod routes;
 
 pub use names::{Namespace, TableIdent};
