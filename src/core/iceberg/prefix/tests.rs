@@ -169,10 +169,22 @@ fn a_get_config_prefix_is_read_as_the_clients_paths_will_be() {
 #[test]
 fn reading_a_path_without_a_prefix_with_a_slash_borrows() {
     // the usual segment decodes to itself, so `find` allocates nothing to say "no match"
+    assert!(matches!(read_segment("prod"), Some(Cow::Borrowed("prod"))));
+    assert!(read_segment("a%2Fb").is_none());
     assert_eq!(declared().find("prod/namespaces/db"), None);
     assert_eq!(declared().find("main%7Cwarehouse/namespaces"), None);
     assert_eq!(
         declared().find("catalogs/123456789012/namespaces"),
         Some(Match { text: GLUE, segments: 2, whole: false })
     );
+}
+
+#[test]
+fn a_base_path_comes_before_the_prefix() {
+    let p = declared();
+    let options = RouteOptions { base_path: "/iceberg", prefixes: Some(&p), ..Default::default() };
+    let Ok(Classified::Route(r)) = classify("GET", "/iceberg/v1/catalogs/123456789012/namespaces", &options) else {
+        panic!()
+    };
+    assert_eq!((r.prefix.as_deref(), r.catalog_base()), (Some(GLUE), "/v1/catalogs/123456789012"));
 }
