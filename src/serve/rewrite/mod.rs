@@ -116,7 +116,8 @@ fn asks_for_vended_credentials(headers: &HeaderMap) -> bool {
 }
 
 /// The stage: `response` as the caller gets it, and what was done to vended credentials.
-/// `visible` says which list entries the caller may see.
+/// `needs` says what else the answer is checked against; `visible`, which list entries the
+/// caller may see.
 pub async fn respond(
     shared: &Shared,
     route: &Route,
