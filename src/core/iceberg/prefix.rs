@@ -3,8 +3,7 @@
 //! reaches icegate as one segment with `%2F`. A declared prefix holding `/` is matched against
 //! the path before any other path rule; the rules of §7 then read the rest.
 
-use super::path::{check_raw_segment, decode_path_part, decode_prefix_segment, encode_for_path};
-use super::routes::{Classified, RouteOptions, classify};
+use super::path::{check_raw_segment, decode_path_part, decode_prefix_segment};
 use smallvec::SmallVec;
 use std::borrow::Cow;
 use thiserror::Error;
@@ -127,20 +126,6 @@ impl Prefixes {
 fn read_segment(raw: &str) -> Option<Cow<'_, str>> {
     check_raw_segment(raw).ok()?;
     decode_path_part(raw).ok()
-}
-
-/// The decoded prefix of the paths a client builds from a getConfig answer's `prefix`, read by
-/// the rule a request's path is read by (`options` carry the policy's declared prefixes);
-/// `None` when no path built from it names a catalog prefix. A client puts the value into its
-/// paths as it is, escaping what a path cannot hold unescaped (Nessie's `|`).
-pub fn read_config_prefix(value: &str, options: &RouteOptions<'_>) -> Option<String> {
-    // a route that only the form with a prefix has, whatever the prefix spells
-    let target = format!("/v1/{}/transactions/commit", encode_for_path(value));
-    let options = RouteOptions { base_path: "", folding: None, ..*options };
-    match classify("POST", &target, &options) {
-        Ok(Classified::Route(route)) => route.prefix,
-        _ => None,
-    }
 }
 
 #[cfg(test)]

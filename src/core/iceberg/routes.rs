@@ -373,6 +373,20 @@ fn parse_query(query: &str, separators: &[String]) -> Result<Query, PathError> {
     Ok(q)
 }
 
+/// The decoded prefix of the paths a client builds from a getConfig answer's `prefix`, read by
+/// the rule a request's path is read by (`options` carry the policy's declared prefixes);
+/// `None` when no path built from it names a catalog prefix. A client puts the value into its
+/// paths as it is, escaping what a path cannot hold unescaped (Nessie's `|`).
+pub fn read_config_prefix(value: &str, options: &RouteOptions<'_>) -> Option<String> {
+    // a route that only the form with a prefix has, whatever the prefix spells
+    let target = format!("/v1/{}/transactions/commit", super::path::encode_for_path(value));
+    let options = RouteOptions { base_path: "", folding: None, ..*options };
+    match classify("POST", &target, &options) {
+        Ok(Classified::Route(route)) => route.prefix,
+        _ => None,
+    }
+}
+
 /// Whether the request is getToken (`POST {base}/v1/oauth/tokens`, any query), which is
 /// forwarded before every other stage (DESIGN.md §4).
 pub fn is_get_token(method: &str, target: &str, base_path: &str) -> bool {

@@ -244,7 +244,7 @@ impl Snapshot {
     pub fn catalog_for_config_prefix(&self, value: &str) -> Option<String> {
         let options =
             crate::core::iceberg::routes::RouteOptions { prefixes: Some(&self.path_prefixes), ..Default::default() };
-        let prefix = crate::core::iceberg::prefix::read_config_prefix(value, &options)?;
+        let prefix = crate::core::iceberg::routes::read_config_prefix(value, &options)?;
         self.catalog_for_prefix(Some(&prefix)).map(str::to_owned)
     }
 

@@ -1,7 +1,7 @@
 use super::*;
 use crate::core::iceberg::OperationId;
 use crate::core::iceberg::path::PathError;
-use crate::core::iceberg::routes::Route;
+use crate::core::iceberg::routes::{Classified, Route, RouteOptions, classify, read_config_prefix};
 
 const GLUE: &str = "catalogs/123456789012";
 const ARN: &str = "arn:aws:s3tables:us-east-1:111122223333:bucket/analytics";
