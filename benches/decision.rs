@@ -112,6 +112,7 @@ fn find_subjects(snap: &Snapshot, generated: &Generated) -> Subjects {
                     namespace: Some(&schema),
                     name: Some(&table),
                     parent: None,
+                    purge: false,
                 };
                 let d = authorize_path(snap, &subject, &req);
                 if d.verdict == Verdict::Allow && last_clause(&d.reason) == Some(SELECT_CLAUSE) {
@@ -131,6 +132,7 @@ fn find_subjects(snap: &Snapshot, generated: &Generated) -> Subjects {
         namespace: Some(&schema),
         name: Some(&table),
         parent: None,
+        purge: false,
     };
     let mut denied_user = None;
     let mut any_denied = None;
@@ -164,6 +166,7 @@ fn find_subjects(snap: &Snapshot, generated: &Generated) -> Subjects {
                 namespace: Some(&sparse_schema),
                 name: None,
                 parent: None,
+                purge: false,
             };
             if !authorize_path(snap, &subject, &list).is_allowed() {
                 continue;
@@ -287,7 +290,14 @@ fn main() {
     let allowed_subject = allowed.subject(allowed_user);
     let denied = narrowed(snap, denied_user);
     let denied_subject = denied.subject(denied_user);
-    let req = Request { op: OperationId::LoadTable, catalog, namespace: Some(schema), name: Some(table), parent: None };
+    let req = Request {
+        op: OperationId::LoadTable,
+        catalog,
+        namespace: Some(schema),
+        name: Some(table),
+        parent: None,
+        purge: false,
+    };
     assert!(authorize_path(snap, &allowed_subject, &req).is_allowed());
     let denied_decision = authorize_path(snap, &denied_subject, &req);
     assert!(!denied_decision.is_allowed());

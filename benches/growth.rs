@@ -290,6 +290,7 @@ impl TableRef {
             namespace: Some(&self.schema),
             name: Some(&self.table),
             parent: None,
+            purge: false,
         }
     }
 }
@@ -542,7 +543,14 @@ fn table_entry(id: &Value, separators: &[String]) -> Option<Entry> {
 /// roles name.
 fn find_listers(snap: &Snapshot, generated: &Generated, users: u32) -> Vec<Lister> {
     let gate = |subject: &Subject<'_>, catalog: &str, schema: &Namespace| {
-        let req = Request { op: OperationId::ListTables, catalog, namespace: Some(schema), name: None, parent: None };
+        let req = Request {
+            op: OperationId::ListTables,
+            catalog,
+            namespace: Some(schema),
+            name: None,
+            parent: None,
+            purge: false,
+        };
         authorize_path(snap, subject, &req).is_allowed()
     };
     let visible_of = |subject: &Subject<'_>, catalog: &str, schema: &str, entries: u32| {

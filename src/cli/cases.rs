@@ -53,6 +53,8 @@ pub struct Case {
     #[serde(default = "yes")]
     pub exists: bool,
     pub list_response: Option<Value>,
+    /// The directory of the table's namespace (explain's `--namespace-location`).
+    pub namespace_location: Option<String>,
     #[serde(default)]
     pub ownership_mode: OwnershipMode,
     pub claim_roles: Option<Vec<String>>,
@@ -176,6 +178,7 @@ pub fn run(snapshot: &Snapshot, case: &Case) -> Result<(), Mismatch> {
         body: body.as_deref(),
         exists: case.exists,
         list_response: list.as_deref(),
+        namespace_location: case.namespace_location.as_deref(),
     };
     let got = Explanation::from(decide(snapshot, &settings, &input));
     let mut problems = Vec::new();

@@ -48,6 +48,11 @@ pub struct ExplainArgs {
     /// The upstream's JSON list response.
     #[arg(long)]
     list_response: Option<PathBuf>,
+    /// The directory of the table's namespace, as the upstream reports it (its `location`
+    /// property): a location chosen by a caller who does not own the catalog must lie inside
+    /// it; without it such a location is refused.
+    #[arg(long, value_name = "LOCATION")]
+    namespace_location: Option<String>,
     /// `narrowing.ownership` [default: the config's, else always].
     #[arg(long, value_enum)]
     ownership: Option<Ownership>,
@@ -172,6 +177,7 @@ pub fn explain(args: &ExplainArgs) -> ExitCode {
         body: body.as_deref(),
         exists: args.exists,
         list_response: list_response.as_deref(),
+        namespace_location: args.namespace_location.as_deref(),
     };
     let explanation = Explanation::from(decide::decide_with_owners(&snapshot, &owners, &settings, &input));
     match serde_json::to_string(&explanation) {

@@ -55,6 +55,9 @@ pub struct Input<'a> {
     pub exists: bool,
     /// The upstream's list response, for list operations.
     pub list_response: Option<&'a [u8]>,
+    /// The directory of the table's namespace, as the upstream would report it (DESIGN.md §4
+    /// location rule); without it, a location chosen by a caller without `TOP` is refused.
+    pub namespace_location: Option<&'a str>,
 }
 
 /// What icegate would do. `status` 200 means "forwarded".
@@ -227,6 +230,10 @@ pub fn authorize_path_stage(
     let op = Some(route.operation);
     match decision.verdict {
         Verdict::Allow => Ok(PathCheck::Allow(reason)),
+        Verdict::Deny if request.purge => {
+            let object = denied_object(route);
+            Err(Stop::new(Refused::Purge { object }, reason, op))
+        }
         Verdict::Deny => Err(Stop::new(denied(route), reason, op)),
         Verdict::NotFound => Err(Stop::new(not_found(route), reason, op)),
         Verdict::DenyUnlessMissing => Ok(PathCheck::AskExistence(reason)),
@@ -265,6 +272,9 @@ pub fn authorize_body_stage(
     if decision.is_allowed() {
         return Ok(reason);
     }
+    if let authorize::Reason::Location { refusal, .. } = &decision.reason {
+        return Err(Stop::new(Refused::location(refusal), reason, Some(route.operation)));
+    }
     if let (authorize::Reason::RenameRule { .. }, body::Body::Rename { source, destination }) = (&decision.reason, body)
     {
         return Err(Stop::new(
@@ -299,6 +309,11 @@ pub fn authorize_body_stage(
 
 /// A denied operation on the object the path names.
 fn denied(route: &Route) -> Refused {
+    Refused::Denied { operation: route.operation, object: denied_object(route) }
+}
+
+/// The object the path names, as a denial quotes it.
+fn denied_object(route: &Route) -> String {
     let mut object = String::new();
     if let Some(ns) = &route.namespace {
         object.push_str(&ns.to_string());
@@ -309,7 +324,7 @@ fn denied(route: &Route) -> Refused {
         }
         object.push_str(name);
     }
-    Refused::Denied { operation: route.operation, object }
+    object
 }
 
 /// The 404 of the hidden-or-missing table or view the path names.
@@ -327,6 +342,8 @@ pub fn request_of<'a>(route: &'a Route, catalog: &'a str) -> authorize::Request<
         namespace: route.namespace.as_ref(),
         name: route.name.as_deref(),
         parent: route.query.parent.as_ref(),
+        purge: route.operation == OperationId::DropTable
+            && route.query.pairs.iter().any(|(k, v)| k == "purgeRequested" && v.eq_ignore_ascii_case("true")),
     }
 }
 
@@ -348,7 +365,8 @@ pub fn decide_with_owners(
         Some(bytes) => BodyIn::Read(bytes::Bytes::copy_from_slice(bytes)),
         None => BodyIn::Absent,
     };
-    let mut answers = Offline { body, exists: input.exists };
+    let mut answers =
+        Offline { body, exists: input.exists, namespace_location: input.namespace_location.map(str::to_owned) };
     decide_with_answers(snap, owners, settings, input, &mut answers)
 }
 

@@ -6,7 +6,9 @@
 use crate::core::iceberg::OperationId;
 use crate::core::iceberg::body::BodyError;
 use crate::core::iceberg::list::ListError;
+use crate::core::iceberg::location::LocationError;
 use crate::core::iceberg::path::PathError;
+use crate::core::policy::authorize::LocationRefusal;
 use crate::core::roles::{HeaderError, NarrowError};
 use thiserror::Error;
 
@@ -49,6 +51,34 @@ pub enum Refused {
     /// forwarded.
     #[error("cannot create {created} now: the upstream did not say whether an object of another kind has its name")]
     CollisionUnknown { created: String },
+    /// A purge makes the catalog delete every file the table's metadata references, wherever it
+    /// lies (DESIGN.md §4 dropTable).
+    #[error(
+        "not authorized to purge `{object}`: a purge deletes every file the table's metadata references, wherever \
+         it lies, so only the catalog's owner may request one; drop the table without `purgeRequested` and leave \
+         its files to the administrator"
+    )]
+    Purge { object: String },
+    /// A chosen location that is not a location icegate can compare (DESIGN.md §4).
+    #[error("invalid location: {0}")]
+    Location(LocationError),
+    /// A chosen location outside the directory of the table's namespace (the location rule).
+    #[error(
+        "not authorized to place data at `{location}`: without the catalog's ownership, a location must lie inside \
+         the directory of the table's namespace, `{directory}`"
+    )]
+    LocationOutside { location: String, directory: String },
+    /// The directory a chosen location is compared with is not known.
+    #[error(
+        "not authorized to place data at `{location}`: the directory of namespace `{namespace}` is not known, so \
+         the location cannot be shown to lie inside it"
+    )]
+    NoNamespaceDirectory { location: String, namespace: String },
+    /// The upstream could not say where a namespace's directory is: nothing is forwarded.
+    #[error(
+        "cannot check the location now: the upstream did not say where the directory of namespace `{namespace}` is"
+    )]
+    NamespaceDirectoryUnknown { namespace: String },
     #[error("{0}")]
     Body(BodyError),
     /// The message never quotes the upstream's bytes (an entry the caller may not see); the
@@ -76,10 +106,14 @@ impl Refused {
             | Self::NoCatalog
             | Self::Narrow(_)
             | Self::Denied { .. }
-            | Self::Rename { .. } => 403,
+            | Self::Rename { .. }
+            | Self::Purge { .. }
+            | Self::LocationOutside { .. }
+            | Self::NoNamespaceDirectory { .. } => 403,
+            Self::Location(_) => 400,
             Self::NotFound { .. } => 404,
             Self::Collides { .. } => 409,
-            Self::CollisionUnknown { .. } => 503,
+            Self::CollisionUnknown { .. } | Self::NamespaceDirectoryUnknown { .. } => 503,
             Self::Body(e) => body_status(e),
             Self::List(_) => 502,
             Self::Unanswered => 500,
@@ -95,11 +129,15 @@ impl Refused {
             | Self::NoCatalog
             | Self::Narrow(_)
             | Self::Denied { .. }
-            | Self::Rename { .. } => "ForbiddenException",
+            | Self::Rename { .. }
+            | Self::Purge { .. }
+            | Self::LocationOutside { .. }
+            | Self::NoNamespaceDirectory { .. } => "ForbiddenException",
+            Self::Location(_) => "BadRequestException",
             Self::NotFound { view: true, .. } => "NoSuchViewException",
             Self::NotFound { view: false, .. } => "NoSuchTableException",
             Self::Collides { .. } => "AlreadyExistsException",
-            Self::CollisionUnknown { .. } => "ServiceUnavailableException",
+            Self::CollisionUnknown { .. } | Self::NamespaceDirectoryUnknown { .. } => "ServiceUnavailableException",
             Self::Body(e) => body_kind(e),
             Self::List(_) => "BadGatewayException",
             Self::Unanswered => "InternalServerError",
@@ -108,7 +146,27 @@ impl Refused {
 
     /// A policy decision `icegate explain` can show the reasons of (a denied operation).
     pub fn explainable(&self) -> bool {
-        matches!(self, Self::Denied { .. } | Self::Rename { .. })
+        matches!(
+            self,
+            Self::Denied { .. }
+                | Self::Rename { .. }
+                | Self::Purge { .. }
+                | Self::LocationOutside { .. }
+                | Self::NoNamespaceDirectory { .. }
+        )
+    }
+
+    /// The refusal of the location rule's `refusal`.
+    pub fn location(refusal: &LocationRefusal) -> Self {
+        match refusal {
+            LocationRefusal::Malformed(e) => Self::Location(e.clone()),
+            LocationRefusal::Outside { location, directory } => {
+                Self::LocationOutside { location: location.clone(), directory: directory.clone() }
+            }
+            LocationRefusal::NoDirectory { location, namespace } => {
+                Self::NoNamespaceDirectory { location: location.clone(), namespace: namespace.clone() }
+            }
+        }
     }
 }
 

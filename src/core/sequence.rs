@@ -8,10 +8,10 @@
 use crate::core::decide::{self, Collision, PathCheck, Settings, Stop};
 use crate::core::iceberg::body::{Body, SignRequest};
 use crate::core::iceberg::routes::Route;
-use crate::core::iceberg::{OperationId, TableIdent};
+use crate::core::iceberg::{Namespace, OperationId, TableIdent};
 use crate::core::ownership::OwnerIndex;
 use crate::core::policy::Snapshot;
-use crate::core::policy::authorize::Facts;
+use crate::core::policy::authorize::{self, Facts};
 use crate::core::refused::{Answer, Refused};
 use crate::core::roles::{Narrowed, Principal};
 use bytes::Bytes;
@@ -65,6 +65,17 @@ pub trait Answers {
         narrowed: &Narrowed,
         tables: &[TableIdent],
     ) -> impl Future<Output = Vec<(TableIdent, String)>> + Send;
+
+    /// The directory of each namespace in `namespaces` (DESIGN.md §4 location rule): its
+    /// `location` property as the upstream reports it, else the parent of where the upstream
+    /// places a new table there. A stop (503) when the upstream can answer neither.
+    fn namespace_locations(
+        &mut self,
+        route: &Route,
+        catalog: &str,
+        narrowed: &Narrowed,
+        namespaces: &[&Namespace],
+    ) -> impl Future<Output = Result<Vec<(Namespace, String)>, Stop<Self::Refusal>>> + Send;
 
     /// Whether an object of another kind already has the name `collision` is about to create.
     fn collision(&mut self, route: &Route, collision: &Collision) -> impl Future<Output = Existence> + Send;
@@ -168,7 +179,13 @@ pub async fn sequence<A: Answers>(
         true => Vec::new(),
         false => answers.staged_locations(&route, &catalog, &narrowed, &questions.staged_locations).await,
     };
-    let facts = Facts { staged_locations: &staged };
+    let facts = Facts { staged_locations: &staged, namespace_locations: &[] };
+    let directories = authorize::namespace_directories_needed(snap, &subject, &objects, &body, facts);
+    let directories = match directories.is_empty() {
+        true => Vec::new(),
+        false => answers.namespace_locations(&route, &catalog, &narrowed, &directories).await?,
+    };
+    let facts = Facts { namespace_locations: &directories, ..facts };
     let body_reason =
         decide::authorize_body_stage(snap, &subject, &route, &objects, &body, facts).map_err(Stop::lift)?;
     for collision in &questions.collisions {
@@ -192,13 +209,16 @@ impl Decided {
     }
 }
 
-/// The answers of `explain` and the conformance cases (DESIGN.md §10): the body and the
-/// existence of the named object are inputs; no location was assigned, nothing collides, and no
-/// sign request's location is checked.
+/// The answers of `explain` and the conformance cases (DESIGN.md §10): the body, the existence
+/// of the named object and the directory of the table's namespace (`--namespace-location`) are
+/// inputs; no location was assigned, nothing collides, and no sign request's location is
+/// checked.
 #[derive(Clone, Debug)]
 pub struct Offline {
     pub body: BodyIn,
     pub exists: bool,
+    /// The directory of every namespace asked about; none known when absent.
+    pub namespace_location: Option<String>,
 }
 
 impl Answers for Offline {
@@ -220,6 +240,17 @@ impl Answers for Offline {
         _tables: &[TableIdent],
     ) -> Vec<(TableIdent, String)> {
         Vec::new()
+    }
+
+    async fn namespace_locations(
+        &mut self,
+        _route: &Route,
+        _catalog: &str,
+        _narrowed: &Narrowed,
+        namespaces: &[&Namespace],
+    ) -> Result<Vec<(Namespace, String)>, Stop<Refused>> {
+        let Some(location) = &self.namespace_location else { return Ok(Vec::new()) };
+        Ok(namespaces.iter().map(|n| ((*n).clone(), location.clone())).collect())
     }
 
     async fn collision(&mut self, _route: &Route, _collision: &Collision) -> Existence {

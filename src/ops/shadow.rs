@@ -5,7 +5,7 @@
 use crate::core::decide::{self, Collision, Input, Outcome, Settings};
 use crate::core::iceberg::body::SignRequest;
 use crate::core::iceberg::routes::Route;
-use crate::core::iceberg::{OperationId, TableIdent};
+use crate::core::iceberg::{Namespace, OperationId, TableIdent};
 use crate::core::policy::Snapshot;
 use crate::core::roles::{Narrowed, Principal};
 use crate::core::sequence::{Answers, BodyIn, Existence};
@@ -26,6 +26,8 @@ pub struct Capture {
     pub exists: Option<bool>,
     /// The locations the upstream assigned to staged creates, when asked.
     pub staged: Vec<(TableIdent, String)>,
+    /// The namespace directories the location rule asked for, and the answer.
+    pub namespace_locations: Option<Result<Vec<(Namespace, String)>, Refusal>>,
     /// The collision questions asked, and their answers.
     pub collisions: Vec<(Collision, Existence)>,
     /// The sign-location check's outcome, when one was made.
@@ -58,6 +60,20 @@ impl Answers for Recorded<'_> {
         tables: &[TableIdent],
     ) -> Vec<(TableIdent, String)> {
         self.0.staged.iter().filter(|(t, _)| tables.contains(t)).cloned().collect()
+    }
+
+    async fn namespace_locations(
+        &mut self,
+        route: &Route,
+        _catalog: &str,
+        _narrowed: &Narrowed,
+        namespaces: &[&Namespace],
+    ) -> Result<Vec<(Namespace, String)>, Stop> {
+        match &self.0.namespace_locations {
+            Some(Ok(found)) => Ok(found.iter().filter(|(n, _)| namespaces.contains(&n)).cloned().collect()),
+            Some(Err(refusal)) => Err(Stop::plain(refusal.clone(), Some(route.operation))),
+            None => Ok(Vec::new()),
+        }
     }
 
     async fn collision(&mut self, _route: &Route, collision: &Collision) -> Existence {
@@ -116,6 +132,7 @@ fn decide_captured(
         body: None,
         exists: capture.exists.unwrap_or(true),
         list_response: capture.list_response.as_deref(),
+        namespace_location: None,
     };
     Some(decide::decide_with_answers(snap, owners, settings, &input, &mut Recorded(capture)))
 }

@@ -7,7 +7,7 @@
 use crate::core::decide::Collision;
 use crate::core::iceberg::body::{Body as ParsedBody, SignRequest};
 use crate::core::iceberg::routes::Route;
-use crate::core::iceberg::{OperationId, TableIdent};
+use crate::core::iceberg::{Namespace, OperationId, TableIdent};
 use crate::core::policy::Snapshot;
 use crate::core::roles::Narrowed;
 use crate::core::sequence::{Answers, BodyIn, Existence};
@@ -17,7 +17,7 @@ use crate::serve::context::Context;
 use crate::serve::inspect::{self, RequestBody};
 use crate::serve::outbound::Outbound;
 use crate::serve::state::Shared;
-use crate::serve::{upstream_calls, vending};
+use crate::serve::{directories, upstream_calls, vending};
 use http::HeaderMap;
 use hyper::body::Incoming;
 
@@ -118,6 +118,21 @@ impl Answers for Served<'_> {
             capture.staged.clone_from(&found);
         }
         found
+    }
+
+    async fn namespace_locations(
+        &mut self,
+        route: &Route,
+        _catalog: &str,
+        narrowed: &Narrowed,
+        namespaces: &[&Namespace],
+    ) -> Result<Vec<(Namespace, String)>, Stop> {
+        let out = self.outbound(&route.canonical_path, narrowed);
+        let found = directories::namespace_locations(self.shared, self.caller, &out, route, namespaces).await;
+        if let Some(capture) = &mut self.cx.shadow {
+            capture.namespace_locations = Some(found.clone());
+        }
+        found.map_err(|refusal| Stop::plain(refusal, Some(route.operation)))
     }
 
     async fn collision(&mut self, route: &Route, collision: &Collision) -> Existence {

@@ -7,6 +7,7 @@ pub mod admin;
 pub mod answers;
 pub mod aws_chain;
 pub mod context;
+pub mod directories;
 pub mod forward;
 pub mod framing;
 pub mod identity;

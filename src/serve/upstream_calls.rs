@@ -137,7 +137,7 @@ async fn load_table(
 }
 
 /// A namespace as a path segment: levels encoded and joined with `%1F`.
-fn namespace_segment(levels: &[String]) -> String {
+pub(crate) fn namespace_segment(levels: &[String]) -> String {
     levels.iter().map(|l| encode(l)).collect::<Vec<_>>().join("%1F")
 }
 

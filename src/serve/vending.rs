@@ -80,6 +80,8 @@ pub struct Vending {
     pub config: Config,
     downscoper: Result<Downscoper, String>,
     tables: Mutex<HashMap<String, Cached>>,
+    /// Namespace directories of the location rule, by the namespace's upstream path.
+    directories: Mutex<HashMap<String, (Instant, String)>>,
     /// `credentials.signing.endpoints`.
     signing_endpoints: Vec<Endpoint>,
     /// The upstream's origin and `credentials.signing.signer_origins`.
@@ -112,7 +114,15 @@ impl Vending {
             config.signing.endpoints.iter().filter_map(|e| Endpoint::parse(&e.url, e.path_style)).collect();
         let signer_origins =
             upstream.into_iter().chain(config.signing.signer_origins.iter().filter_map(|o| Origin::parse(o))).collect();
-        Self { config, downscoper, tables: Mutex::new(HashMap::new()), signing_endpoints, signer_origins, read_headers }
+        Self {
+            config,
+            downscoper,
+            tables: Mutex::new(HashMap::new()),
+            directories: Mutex::new(HashMap::new()),
+            signing_endpoints,
+            signer_origins,
+            read_headers,
+        }
     }
 
     pub fn signing_endpoints(&self) -> &[Endpoint] {
@@ -148,6 +158,28 @@ impl Vending {
             }
         }
         cache.insert(table_path.to_owned(), Cached { at: Instant::now(), storage, for_signing });
+    }
+
+    /// The directory of the namespace at `namespace_path`, if learned within the cache's time.
+    pub fn cached_directory(&self, namespace_path: &str) -> Option<String> {
+        let ttl = Duration::from_secs(self.config.location_cache_seconds);
+        let cache = self.directories.lock().ok()?;
+        cache.get(namespace_path).filter(|(at, _)| at.elapsed() < ttl).map(|(_, directory)| directory.clone())
+    }
+
+    pub fn remember_directory(&self, namespace_path: &str, directory: &str) {
+        let ttl = Duration::from_secs(self.config.location_cache_seconds);
+        let Ok(mut cache) = self.directories.lock() else { return };
+        if ttl.is_zero() {
+            return;
+        }
+        if cache.len() >= MAX_CACHED_TABLES {
+            cache.retain(|_, (at, _)| at.elapsed() < ttl);
+            if cache.len() >= MAX_CACHED_TABLES {
+                cache.clear();
+            }
+        }
+        cache.insert(namespace_path.to_owned(), (Instant::now(), directory.to_owned()));
     }
 
     /// icegate's endpoints for the table at `table_path` (after the base path).

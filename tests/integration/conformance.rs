@@ -1,6 +1,7 @@
-//! Runs every case of every file in `../shared/conformance/`, `../shared/conformance-next/` and
-//! the project's own `tests/conformance/` (DESIGN.md §11) through the code `icegate explain`
-//! uses, and fails on any mismatch, naming the case.
+//! Runs every case of every file in `../shared/conformance/`, of every `../shared/conformance-*/`
+//! folder (rules being built, each with its known-failures list) and of the project's own
+//! `tests/conformance/` (DESIGN.md §11) through the code `icegate explain` uses, and fails on any
+//! mismatch, naming the case.
 
 use crate::support::shared_dir;
 use serde_json::Value;
@@ -71,11 +72,31 @@ fn run_dir(dir: &std::path::Path) -> (usize, Vec<String>) {
     (ran, failures)
 }
 
-/// The known failures of `../shared/conformance-next`, one `FILE: NAME` a line.
-pub(crate) fn known_failures() -> std::collections::BTreeSet<String> {
+/// The folders of rules being built, each run beside `../shared/conformance` with the cases that
+/// still fail listed, one `FILE: NAME` a line, in `tests/data/FOLDER.known-failures`.
+pub(crate) const BEING_BUILT: [&str; 3] = ["conformance-next", "conformance-locations", "conformance-catalogs"];
+
+/// The known failures of `../shared/FOLDER`, one `FILE: NAME` a line.
+pub(crate) fn known_failures(folder: &str) -> std::collections::BTreeSet<String> {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let known_text = std::fs::read_to_string(root.join("tests/data/conformance-next.known-failures")).unwrap();
+    let path = root.join(format!("tests/data/{folder}.known-failures"));
+    let known_text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     known_text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned).collect()
+}
+
+/// `FILE: NAME` of a failure written `FILE: NAME: why`.
+pub(crate) fn case_key(failure: &str) -> String {
+    failure.splitn(3, ": ").take(2).collect::<Vec<_>>().join(": ")
+}
+
+/// The failures of a folder being built that are not known, and the known ones that now pass;
+/// both must be empty, so the list only shrinks.
+pub(crate) fn against_known(folder: &str, failures: &[String]) -> (Vec<String>, Vec<String>) {
+    let known = known_failures(folder);
+    let failed: std::collections::BTreeSet<String> = failures.iter().map(|f| case_key(f)).collect();
+    let unexpected = failures.iter().filter(|f| !known.contains(&case_key(f))).cloned().collect();
+    let now_passing = known.iter().filter(|k| !failed.contains(*k)).cloned().collect();
+    (unexpected, now_passing)
 }
 
 #[test]
@@ -92,32 +113,26 @@ fn every_case_of_the_projects_own_conformance_files_passes() {
     assert!(failures.is_empty(), "{} of {ran} own conformance cases failed:\n{}", failures.len(), failures.join("\n"));
 }
 
-/// `../shared/conformance-next` holds the cases of rules being built; the cases that still fail
-/// are listed, one `FILE: NAME` a line, in `tests/data/conformance-next.known-failures`. The
-/// list is checked exactly: a listed case that passes fails this test too, so the list only
-/// shrinks.
+/// Each folder of rules being built (`../shared/conformance-next`, `-locations`, `-catalogs`)
+/// fails exactly the cases its known-failures list names: a listed case that passes fails this
+/// test too, so the lists only shrink.
 #[test]
-fn conformance_next_fails_exactly_the_known_failures() {
-    let (ran, failures) = run_dir(&shared_dir("conformance-next"));
-    let known = known_failures();
-    let failed: std::collections::BTreeMap<String, &str> = failures
-        .iter()
-        .map(|f| {
-            let mut parts = f.splitn(3, ": ");
-            let key = format!("{}: {}", parts.next().unwrap_or_default(), parts.next().unwrap_or_default());
-            (key, f.as_str())
-        })
-        .collect();
-    let unexpected: Vec<&str> = failed.iter().filter(|(k, _)| !known.contains(*k)).map(|(_, f)| *f).collect();
-    let now_passing: Vec<&str> = known.iter().filter(|k| !failed.contains_key(*k)).map(String::as_str).collect();
-    assert!(
-        unexpected.is_empty() && now_passing.is_empty(),
-        "conformance-next ({ran} cases): {} failed that are not known failures:\n{}\n{} known failures now pass \
-         (remove them from the list):\n{}",
-        unexpected.len(),
-        unexpected.join("\n"),
-        now_passing.len(),
-        now_passing.join("\n"),
-    );
-    eprintln!("{ran} conformance-next cases run, {} known failures", known.len());
+fn folders_being_built_fail_exactly_their_known_failures() {
+    let mut problems = Vec::new();
+    for folder in BEING_BUILT {
+        let (ran, failures) = run_dir(&shared_dir(folder));
+        let (unexpected, now_passing) = against_known(folder, &failures);
+        if !unexpected.is_empty() || !now_passing.is_empty() {
+            problems.push(format!(
+                "{folder} ({ran} cases): {} failed that are not known failures:\n{}\n{} known failures now pass \
+                 (remove them from tests/data/{folder}.known-failures):\n{}",
+                unexpected.len(),
+                unexpected.join("\n"),
+                now_passing.len(),
+                now_passing.join("\n"),
+            ));
+        }
+        eprintln!("{folder}: {ran} cases run, {} failed as known", failures.len());
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }

@@ -73,6 +73,7 @@ async fn finding_explain_forwards_a_streamed_body_over_the_cap_as_the_proxy_does
         body: Some(body.as_bytes()),
         exists: true,
         list_response: None,
+        namespace_location: None,
     };
     let explained = decide(&snapshot, &settings, &input);
     assert_eq!(explained.status, 200, "{}", explained.reason);

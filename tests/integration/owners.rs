@@ -416,6 +416,7 @@ async fn owners_the_audit_reason_names_the_creation() {
         namespace: Some(&ns),
         name: Some("t"),
         parent: None,
+        purge: false,
     };
     let d = icegate::core::policy::authorize::authorize_path(&snap, &subject, &req);
     assert!(d.is_allowed());

@@ -67,11 +67,13 @@ pub enum Body {
         location: bool,
     },
     /// `explicit_location`: the body has a non-null `location` (`""` included), or sets a
-    /// location property (`write.data.path`, ...), which places data just as surely.
+    /// location property (`write.data.path`, ...), which places data just as surely;
+    /// `locations` are those locations' values (the location rule checks each).
     CreateTable {
         name: String,
         explicit_location: bool,
         stage_create: bool,
+        locations: Vec<String>,
     },
     RegisterTable {
         name: String,
@@ -103,6 +105,8 @@ pub struct TableUpdate {
     pub set_locations: Vec<String>,
     /// It sets or removes a location property (DESIGN.md §4).
     pub location_properties: bool,
+    /// The values its `set-properties` give location properties, in order.
+    pub property_locations: Vec<String>,
 }
 
 impl TableUpdate {
@@ -163,11 +167,12 @@ pub fn inspect(route: &Route, bytes: &[u8], rules: &NameRules<'_>) -> Result<Bod
         }
         Op::CreateTable => {
             let b: wire::CreateTable = json::from_slice(bytes)?;
-            let explicit_location = b.places_data();
+            let (explicit_location, locations) = (b.places_data(), b.chosen_locations()?);
             Body::CreateTable {
                 name: wire::checked_name(b.name, "name", rules)?,
                 explicit_location,
                 stage_create: b.stage_create.unwrap_or(false),
+                locations,
             }
         }
         Op::RegisterTable => {

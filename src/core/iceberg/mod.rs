@@ -3,6 +3,7 @@
 pub mod body;
 pub mod json;
 pub mod list;
+pub mod location;
 pub mod names;
 pub mod path;
 pub mod prefix;

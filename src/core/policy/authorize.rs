@@ -5,6 +5,7 @@ use super::eval::{Evaluation, Leaf, Subject, Target, evaluate};
 use super::rules::Rule;
 use super::snapshot::Snapshot;
 use crate::core::iceberg::body::{Body, TableUpdate};
+use crate::core::iceberg::location::{Location, LocationError};
 use crate::core::iceberg::{Namespace, OperationId, TableIdent};
 
 /// The objects a classified request names in its path, with its catalog resolved.
@@ -16,6 +17,9 @@ pub struct Request<'a> {
     pub name: Option<&'a str>,
     /// `parent=` of listNamespaces.
     pub parent: Option<&'a Namespace>,
+    /// dropTable's `purgeRequested` is true (any letter case, as the catalog's Java server
+    /// parses it).
+    pub purge: bool,
 }
 
 /// A table, view or function named by the request, borrowed from it.
@@ -76,6 +80,21 @@ pub enum Reason<'a> {
     /// A rename the rename rule refuses (DESIGN.md §4 "Renames do not carry name-bound
     /// policy"), after the checks that passed.
     RenameRule { checks: Vec<Checked<'a>>, why: &'static str },
+    /// A chosen location the location rule refuses (DESIGN.md §4 "Locations are placed only by
+    /// owners, and only inside what they own"), after the checks that passed.
+    Location { checks: Vec<Checked<'a>>, refusal: LocationRefusal },
+}
+
+/// Why the location rule refused a location a caller without `TOP` chose.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LocationRefusal {
+    /// The location is malformed (400).
+    Malformed(LocationError),
+    /// It does not lie strictly inside the directory of the table's namespace.
+    Outside { location: String, directory: String },
+    /// The namespace's directory is not known: offline without `--namespace-location`, or the
+    /// upstream reported one icegate cannot read.
+    NoDirectory { location: String, namespace: String },
 }
 
 #[derive(Clone, Debug)]
@@ -120,11 +139,42 @@ struct Checks<'s, 'a> {
     subject: &'s Subject<'s>,
     catalog: &'s str,
     done: Vec<Checked<'a>>,
+    /// The location rule's refusal, which ends the checks like a failed one.
+    location: Option<LocationRefusal>,
 }
 
 impl<'s, 'a> Checks<'s, 'a> {
     fn new(snap: &'s Snapshot, subject: &'s Subject<'s>, catalog: &'s str) -> Self {
-        Self { snap, subject, catalog, done: Vec::with_capacity(1) }
+        Self { snap, subject, catalog, done: Vec::with_capacity(1), location: None }
+    }
+
+    /// The location rule, for a caller who passed `TOP ∨ SOUC` on `namespace`: unless it has
+    /// `TOP`, every location in `chosen` must lie strictly inside the namespace's directory
+    /// (`facts`); false when one does not.
+    fn location_rule<'c>(
+        &mut self,
+        namespace: &[String],
+        chosen: impl IntoIterator<Item = &'c str>,
+        facts: Facts<'_>,
+    ) -> bool {
+        let mut chosen = chosen.into_iter().peekable();
+        if chosen.peek().is_none() || has_top(self.snap, self.subject, self.catalog, namespace) {
+            return true;
+        }
+        let refusal = chosen.find_map(|location| {
+            let parsed = match Location::parse(location) {
+                Ok(parsed) => parsed,
+                Err(e) => return Some(LocationRefusal::Malformed(e)),
+            };
+            let no_directory =
+                || LocationRefusal::NoDirectory { location: location.to_owned(), namespace: namespace.join(".") };
+            let Some(directory) = facts.namespace_location(namespace) else { return Some(no_directory()) };
+            let Ok(directory_parsed) = Location::parse(directory) else { return Some(no_directory()) };
+            (!parsed.is_inside(&directory_parsed))
+                .then(|| LocationRefusal::Outside { location: location.to_owned(), directory: directory.to_owned() })
+        });
+        self.location = refusal;
+        self.location.is_none()
     }
 
     /// Evaluates `rule` on `object`; false when it failed.
@@ -139,6 +189,9 @@ impl<'s, 'a> Checks<'s, 'a> {
     /// Allowed when every check passed; no check at all is a denial (default deny holds for
     /// empty work, DESIGN.md §4).
     fn finish(self) -> Decision<'a> {
+        if let Some(refusal) = self.location {
+            return Decision { verdict: Verdict::Deny, reason: Reason::Location { checks: self.done, refusal } };
+        }
         let allowed = !self.done.is_empty() && self.done.iter().all(|c| c.eval.allowed);
         Decision { verdict: if allowed { Verdict::Allow } else { Verdict::Deny }, reason: Reason::Checks(self.done) }
     }
@@ -151,9 +204,16 @@ pub struct Facts<'a> {
     /// The location the upstream assigned to this caller's stage-create of a table, for each
     /// staged create whose commit sets a location.
     pub staged_locations: &'a [(TableIdent, String)],
+    /// The directory of each namespace whose tables' chosen locations the location rule checks
+    /// (its `location` property, or the parent of where the upstream places a new table).
+    pub namespace_locations: &'a [(Namespace, String)],
 }
 
 impl Facts<'_> {
+    fn namespace_location(&self, namespace: &[String]) -> Option<&str> {
+        self.namespace_locations.iter().find(|(n, _)| n.levels() == namespace).map(|(_, l)| l.as_str())
+    }
+
     fn staged_location(&self, ident: Ident<'_>) -> Option<&str> {
         self.staged_locations
             .iter()
@@ -227,7 +287,7 @@ pub fn authorize_path<'a>(snap: &Snapshot, subject: &Subject<'_>, req: &Request<
                 checks.check(Rule::TableCreate, ns());
             }
             Op::RegisterTable => {
-                checks.check(Rule::SchemaOwner, ns());
+                checks.check(Rule::Top, ns());
             }
             Op::CreateView | Op::RegisterView => {
                 checks.check(Rule::ViewCreate, ns());
@@ -266,6 +326,9 @@ pub fn authorize_path<'a>(snap: &Snapshot, subject: &Subject<'_>, req: &Request<
         }
         Op::UpdateTable => {
             checks.check(Rule::TableUpdateAnyBody, Object::Table(ident));
+        }
+        Op::DropTable if req.purge => {
+            checks.check(Rule::Top, Object::Table(ident));
         }
         Op::DropTable | Op::UnregisterTable => {
             checks.check(Rule::TableOwner, Object::Table(ident));
@@ -327,8 +390,11 @@ pub fn authorize_body<'a>(
         Body::UpdateProperties { location: true } => {
             checks.check(Rule::Top, Object::Namespace(path_namespace(req)));
         }
-        Body::CreateTable { explicit_location: true, .. } => {
-            checks.check(Rule::SchemaOwner, Object::Namespace(path_namespace(req)));
+        Body::CreateTable { explicit_location: true, locations, .. } => {
+            let namespace = path_namespace(req);
+            if checks.check(Rule::SchemaOwner, Object::Namespace(namespace)) {
+                checks.location_rule(namespace, locations.iter().map(String::as_str), facts);
+            }
         }
         Body::UpdateTable(update) => {
             if let Some(ident) = path_ident(req) {
@@ -434,19 +500,91 @@ fn rename_rule<'a>(
 
 /// updateTable's rule for one table change (DESIGN.md §4); false when it failed.
 fn check_update<'a>(checks: &mut Checks<'_, 'a>, ident: Ident<'a>, update: &TableUpdate, facts: Facts<'_>) -> bool {
-    if update.asserts_create {
+    let namespace = Object::Namespace(ident.namespace);
+    match choices(ident, update, facts) {
         // The commit of a staged create: its set-location is the table's initial location,
         // which only an owner may choose, unless it is the one the upstream assigned.
-        let assigned = facts.staged_location(ident);
-        let explicit = update.location_properties
-            || update.set_locations.iter().any(|set| !assigned.is_some_and(|a| same_location(set, a)));
-        let rule = if explicit { Rule::SchemaOwner } else { Rule::TableCreate };
-        checks.check(rule, Object::Namespace(ident.namespace))
-    } else if update.moves_data() {
-        checks.check(Rule::TableOwner, Object::Table(ident))
-    } else {
-        checks.check(Rule::TableUpdate, Object::Table(ident))
+        Choices::StagedAssigned => checks.check(Rule::TableCreate, namespace),
+        // A location is what the table's credentials and signatures will cover: choosing one
+        // is for owners of the namespace, inside its directory, never for the table's owner.
+        Choices::Chosen(chosen) => {
+            checks.check(Rule::SchemaOwner, namespace) && checks.location_rule(ident.namespace, chosen, facts)
+        }
+        Choices::None => checks.check(Rule::TableUpdate, Object::Table(ident)),
     }
+}
+
+/// What a table change chooses of where its data lives.
+enum Choices<'u> {
+    /// A staged create's commit that chooses nothing but the location the upstream assigned.
+    StagedAssigned,
+    /// It chooses where data lives (these locations; none for a removed location property).
+    Chosen(Vec<&'u str>),
+    /// It moves no data.
+    None,
+}
+
+fn choices<'u>(ident: Ident<'_>, update: &'u TableUpdate, facts: Facts<'_>) -> Choices<'u> {
+    let properties = update.property_locations.iter().map(String::as_str);
+    if update.asserts_create {
+        let assigned = facts.staged_location(ident);
+        let explicit = update.set_locations.iter().filter(|set| !assigned.is_some_and(|a| same_location(set, a)));
+        let chosen: Vec<&str> = explicit.map(String::as_str).chain(properties).collect();
+        match update.location_properties || !chosen.is_empty() {
+            true => Choices::Chosen(chosen),
+            false => Choices::StagedAssigned,
+        }
+    } else if update.moves_data() {
+        Choices::Chosen(update.set_locations.iter().map(String::as_str).chain(properties).collect())
+    } else {
+        Choices::None
+    }
+}
+
+/// Whether `subject` has `TOP` for `namespace` (the catalog's or the metalake's owner).
+fn has_top(snap: &Snapshot, subject: &Subject<'_>, catalog: &str, namespace: &[String]) -> bool {
+    let target = resolve(snap, subject, catalog, &Object::Namespace(namespace));
+    evaluate(snap, subject, &target, Rule::Top.formula()).allowed
+}
+
+/// The namespaces whose directory the location rule needs for `body` (DESIGN.md §4): those of
+/// the tables for which a caller who may choose a location (`TOP ∨ SOUC`) but lacks `TOP`
+/// chooses one. For anyone else the directory could not change the decision, and it is asked of
+/// the upstream.
+pub fn namespace_directories_needed<'b>(
+    snap: &Snapshot,
+    subject: &Subject<'_>,
+    req: &Request<'b>,
+    body: &'b Body,
+    facts: Facts<'_>,
+) -> Vec<&'b Namespace> {
+    let needs = |namespace: &Namespace, chosen: bool| {
+        let levels = namespace.levels();
+        chosen && !has_top(snap, subject, req.catalog, levels) && {
+            let target = resolve(snap, subject, req.catalog, &Object::Namespace(levels));
+            evaluate(snap, subject, &target, Rule::SchemaOwner.formula()).allowed
+        }
+    };
+    let chooses = |ident: Ident<'_>, update: &TableUpdate| matches!(choices(ident, update, facts), Choices::Chosen(chosen) if !chosen.is_empty());
+    let mut out: Vec<&Namespace> = Vec::new();
+    match body {
+        Body::CreateTable { locations, .. } => out.extend(req.namespace.filter(|ns| needs(ns, !locations.is_empty()))),
+        Body::UpdateTable(update) => {
+            if let Some(ident) = path_ident(req) {
+                out.extend(req.namespace.filter(|ns| needs(ns, chooses(ident, update))));
+            }
+        }
+        Body::CommitTransaction(changes) => {
+            for change in changes {
+                let ns = &change.identifier.namespace;
+                if !out.contains(&ns) && needs(ns, chooses(Ident::of(&change.identifier), &change.update)) {
+                    out.push(ns);
+                }
+            }
+        }
+        _ => {}
+    }
+    out
 }
 
 /// READ or WRITE, for the credentials a response may carry (DESIGN.md §4).
@@ -511,8 +649,14 @@ mod tests {
             owners: crate::core::ownership::OwnerIndex::empty(),
         };
         assert_eq!(Checks::new(&snap, &subject, "prod").finish().verdict, Verdict::Deny);
-        let req =
-            Request { op: OperationId::CommitTransaction, catalog: "prod", namespace: None, name: None, parent: None };
+        let req = Request {
+            op: OperationId::CommitTransaction,
+            catalog: "prod",
+            namespace: None,
+            name: None,
+            parent: None,
+            purge: false,
+        };
         let none: Vec<TableChange> = Vec::new();
         let body = Body::CommitTransaction(none);
         let decision = authorize_body(&snap, &subject, &req, &body, Facts::default());

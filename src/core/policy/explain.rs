@@ -3,7 +3,7 @@
 //! request's audit line carries one, so the text is written into one buffer, never assembled
 //! from intermediate strings.
 
-use super::authorize::{Checked, Decision, Object, Reason};
+use super::authorize::{Checked, Decision, LocationRefusal, Object, Reason};
 use super::eval::{Subject, Target, Term, granted, term_holds};
 use super::model::{Condition, OwnerType};
 use super::snapshot::{NodeId, ROOT, Snapshot};
@@ -214,6 +214,33 @@ pub fn describe(snap: &Snapshot, subject: &Subject<'_>, catalog: &str, decision:
             let mut out = String::with_capacity(256 * checks.len());
             out.push_str(if decision.is_allowed() { "allowed: " } else { "denied: " });
             write_checks(&mut out, snap, subject, catalog, checks);
+            out
+        }
+        Reason::Location { checks, refusal } => {
+            let mut out = String::from("denied: the location rule: ");
+            match refusal {
+                LocationRefusal::Malformed(e) => {
+                    let _ = write!(out, "{e}");
+                }
+                LocationRefusal::Outside { location, directory } => {
+                    let _ = write!(
+                        out,
+                        "`{location}` does not lie inside the directory of the table's namespace, `{directory}`, and \
+                         the caller does not own the catalog"
+                    );
+                }
+                LocationRefusal::NoDirectory { location, namespace } => {
+                    let _ = write!(
+                        out,
+                        "the directory of namespace `{namespace}` is not known, so `{location}` cannot be shown to lie \
+                         inside it (explain takes it from --namespace-location)"
+                    );
+                }
+            }
+            if !checks.is_empty() {
+                out.push_str("; the privilege checks passed: ");
+                write_checks(&mut out, snap, subject, catalog, checks);
+            }
             out
         }
         Reason::RenameRule { checks, why } => {

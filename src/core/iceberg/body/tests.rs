@@ -65,19 +65,30 @@ fn create_namespace_checks_levels_like_the_path() {
 #[test]
 fn create_table_explicit_location_is_any_non_null_value() {
     let create = |body: &str| inspect_str(OperationId::CreateTable, body).unwrap();
-    let expect =
-        |explicit_location, stage_create| Body::CreateTable { name: "t".into(), explicit_location, stage_create };
-    assert_eq!(create(r#"{"name": "t", "location": ""}"#), expect(true, false));
-    assert_eq!(create(r#"{"name": "t", "location": "s3://other/t"}"#), expect(true, false));
-    assert_eq!(create(r#"{"name": "t", "location": null, "stage-create": true}"#), expect(false, true));
-    assert_eq!(create(r#"{"name": "t", "schema": {"type": "struct", "fields": []}}"#), expect(false, false));
-    assert_eq!(create(r#"{"name": "t", "stage-create": null, "future-field": [1]}"#), expect(false, false));
+    let expect = |explicit_location, stage_create, locations: &[&str]| Body::CreateTable {
+        name: "t".into(),
+        explicit_location,
+        stage_create,
+        locations: locations.iter().map(|l| (*l).to_owned()).collect(),
+    };
+    assert_eq!(create(r#"{"name": "t", "location": ""}"#), expect(true, false, &[""]));
+    assert_eq!(create(r#"{"name": "t", "location": "s3://other/t"}"#), expect(true, false, &["s3://other/t"]));
+    assert_eq!(create(r#"{"name": "t", "location": null, "stage-create": true}"#), expect(false, true, &[]));
+    assert_eq!(create(r#"{"name": "t", "schema": {"type": "struct", "fields": []}}"#), expect(false, false, &[]));
+    assert_eq!(create(r#"{"name": "t", "stage-create": null, "future-field": [1]}"#), expect(false, false, &[]));
+    assert_eq!(
+        create(r#"{"name": "t", "properties": {"Write.Data.Path": "s3://x/d", "owner": "ann"}}"#),
+        expect(true, false, &["s3://x/d"]),
+        "a location property's value is a chosen location, whatever the key's case"
+    );
     for bad in [
         r#"{"location": "s3://x"}"#,
         r#"{"name": 5}"#,
         r#"{"name": ".."}"#,
         r#"{"name": "t", "location": 5}"#,
         r#"{"name": "t", "stage-create": "yes"}"#,
+        r#"{"name": "t", "properties": {"write.data.path": 5}}"#,
+        r#"{"name": "t", "properties": {"location": null}}"#,
     ] {
         assert_eq!(status(OperationId::CreateTable, bad), 400, "{bad}");
     }
@@ -164,7 +175,12 @@ fn assert_create_marks_the_commit_of_a_staged_create() {
     );
     assert_eq!(
         u,
-        TableUpdate { asserts_create: true, set_locations: vec!["s3://x".into()], location_properties: false }
+        TableUpdate {
+            asserts_create: true,
+            set_locations: vec!["s3://x".into()],
+            location_properties: false,
+            property_locations: vec![],
+        }
     );
     assert!(update(r#"{"requirements": [{"type": "ASSERT-CREATE"}]}"#).asserts_create);
     assert!(
@@ -247,11 +263,21 @@ fn transactions_read_every_change() {
             ("sales.a".to_owned(), TableUpdate::default()),
             (
                 "sales.b".to_owned(),
-                TableUpdate { asserts_create: true, set_locations: vec!["s3://x".into()], location_properties: false }
+                TableUpdate {
+                    asserts_create: true,
+                    set_locations: vec!["s3://x".into()],
+                    location_properties: false,
+                    property_locations: vec![],
+                }
             ),
             (
                 "audit.a".to_owned(),
-                TableUpdate { asserts_create: false, set_locations: vec![], location_properties: true }
+                TableUpdate {
+                    asserts_create: false,
+                    set_locations: vec![],
+                    location_properties: true,
+                    property_locations: vec![],
+                }
             ),
         ]
     );

@@ -87,14 +87,26 @@ pub(super) struct CreateTable {
     #[serde(rename = "stage-create")]
     pub stage_create: Option<bool>,
     /// Initial table properties: `write.data.path` and its siblings place data as surely as
-    /// `location` does.
-    pub properties: Option<HashMap<String, IgnoredAny>>,
+    /// `location` does. Values stay raw: only a location property's is read.
+    pub properties: Option<HashMap<String, Box<RawValue>>>,
 }
 
 impl CreateTable {
     /// Whether the body chooses where the table's files go: `location`, or a location property.
     pub fn places_data(&self) -> bool {
         self.location.is_some() || self.properties.iter().flatten().any(|(k, _)| is_location_property(k))
+    }
+
+    /// Every location the body chooses: `location`, then the location properties' values (a
+    /// location property that is not a string is 400).
+    pub fn chosen_locations(&self) -> Result<Vec<String>, BodyError> {
+        let mut out: Vec<String> = self.location.iter().cloned().collect();
+        for (key, raw) in self.properties.iter().flatten().filter(|(k, _)| is_location_property(k)) {
+            let value = json::from_checked_str::<String>(raw.get())
+                .map_err(|_| BodyError::Field { field: format!("properties.{key}"), expected: "a string" })?;
+            out.push(value);
+        }
+        Ok(out)
     }
 }
 
@@ -176,7 +188,12 @@ impl Commit {
             let field = |field: &str| format!("{at}updates[{i}].{field}");
             match u.set_location(&field)? {
                 Some(location) => update.set_locations.push(location),
-                None => update.location_properties |= u.changes_location_property(&field)?,
+                None => {
+                    if let Some(values) = u.location_properties(&field)? {
+                        update.location_properties = true;
+                        update.property_locations.extend(values);
+                    }
+                }
             }
         }
         Ok(update)
@@ -197,17 +214,28 @@ impl Update {
         }
     }
 
-    /// Whether a property update sets or removes a location property.
-    fn changes_location_property(&self, field: &dyn Fn(&str) -> String) -> Result<bool, BodyError> {
+    /// The values a property update gives location properties: `None` when it touches none,
+    /// no values for a removal (a location property that is set to anything but a string is 400).
+    fn location_properties(&self, field: &dyn Fn(&str) -> String) -> Result<Option<Vec<String>>, BodyError> {
         let action = self.action.to_lowercase();
-        let keys: Vec<String> = match action.as_str() {
+        match action.as_str() {
             "set-properties" => {
-                let maps = properties::<HashMap<String, IgnoredAny>>(
+                let maps = properties::<HashMap<String, Box<RawValue>>>(
                     [("updates", &self.updates), ("updated", &self.updated)],
                     field,
                     "an object of properties",
                 )?;
-                maps.into_iter().flat_map(HashMap::into_keys).collect()
+                let mut values = Vec::new();
+                let mut touched = false;
+                for (key, raw) in maps.iter().flatten().filter(|(k, _)| is_location_property(k)) {
+                    touched = true;
+                    let value = json::from_checked_str::<String>(raw.get()).map_err(|_| BodyError::Field {
+                        field: field(&format!("updates.{key}")),
+                        expected: "a string",
+                    })?;
+                    values.push(value);
+                }
+                Ok(touched.then_some(values))
             }
             "remove-properties" => {
                 let lists = properties::<Vec<String>>(
@@ -215,11 +243,10 @@ impl Update {
                     field,
                     "an array of property names",
                 )?;
-                lists.into_iter().flatten().collect()
+                Ok(lists.iter().flatten().any(|k| is_location_property(k)).then(Vec::new))
             }
-            _ => return Ok(false),
-        };
-        Ok(keys.iter().any(|k| is_location_property(k)))
+            _ => Ok(None),
+        }
     }
 }
 
