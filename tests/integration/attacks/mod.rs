@@ -12,6 +12,7 @@ mod bodies;
 mod framing;
 mod headers;
 mod jwt;
+mod locations;
 mod paths;
 mod responses;
 mod seams;
