@@ -4,6 +4,7 @@
 //! character.
 #![no_main]
 
+use icegate::core::iceberg::prefix::Prefixes;
 use icegate::core::iceberg::routes::{Classified, RouteOptions, classify};
 use libfuzzer_sys::fuzz_target;
 
@@ -14,7 +15,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(target) = std::str::from_utf8(rest) else { return };
     let method = METHODS[usize::from(m) % METHODS.len()];
     let separators = if m & 0x80 != 0 { vec!["|".to_owned()] } else { Vec::new() };
-    let options = RouteOptions { base_path: "", namespace_separators: &separators, folding: None };
+    // declared prefixes of two and three segments, matched as segments or whole with `%2F`
+    let declared = Prefixes::new(["a/b", "a/b/c", "arn:x/y"]);
+    let prefixes = (m & 0x40 != 0).then_some(&declared);
+    let options = RouteOptions { base_path: "", namespace_separators: &separators, folding: None, prefixes };
     let Ok(Classified::Route(route)) = classify(method, target, &options) else { return };
     if let Some(ns) = &route.namespace {
         for level in ns.levels() {
@@ -34,6 +38,7 @@ fuzz_target!(|data: &[u8]| {
     };
     assert_eq!(route.operation, reread.operation, "{target:?} -> {again:?}");
     assert_eq!(route.prefix, reread.prefix, "{target:?} -> {again:?}");
+    assert_eq!(route.prefix_segments, reread.prefix_segments, "{target:?} -> {again:?}");
     assert_eq!(route.namespace, reread.namespace, "{target:?} -> {again:?}");
     assert_eq!(route.name, reread.name, "{target:?} -> {again:?}");
     assert_eq!(route.plan_id, reread.plan_id, "{target:?} -> {again:?}");

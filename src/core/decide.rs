@@ -106,6 +106,7 @@ pub fn parse_stage(
         base_path: &settings.base_path,
         namespace_separators: &settings.namespace_separators,
         folding: Some(routes::Folding(&folds)),
+        prefixes: Some(snap.path_prefixes()),
     };
     let classified = routes::classify(method, target, &options).map_err(|e| {
         let reason = format!("invalid request target: {e}");

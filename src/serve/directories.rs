@@ -9,7 +9,7 @@ use crate::error::Refusal;
 use crate::serve::outbound::Outbound;
 use crate::serve::rewrite::body::collect;
 use crate::serve::state::Shared;
-use crate::serve::upstream_calls::{catalog_base, namespace_segment, send, strip_idempotency};
+use crate::serve::upstream_calls::{namespace_segment, send, strip_idempotency};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use serde::Deserialize;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,7 +27,7 @@ pub async fn namespace_locations(
 ) -> Result<Vec<(Namespace, String)>, Refusal> {
     let mut found = Vec::with_capacity(namespaces.len());
     for namespace in namespaces {
-        let path = format!("{}/namespaces/{}", catalog_base(route), namespace_segment(namespace.levels()));
+        let path = format!("{}/namespaces/{}", route.catalog_base(), namespace_segment(namespace.levels()));
         let directory = match shared.vending.cached_directory(&path) {
             Some(directory) => directory,
             None => {

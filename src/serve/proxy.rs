@@ -112,7 +112,7 @@ async fn pipeline(
     let op = route.operation;
     cx.reason = Some(std::mem::take(&mut decided.reason));
     let Some(narrowed) = &decided.narrowed else {
-        return unnarrowed::get_config(shared, &parts, route, &principal.user, cx).await;
+        return unnarrowed::get_config(shared, snap, &parts, route, &principal.user, cx).await;
     };
     let subject = narrowed.subject(&principal.user).with_owners(&state.owners);
     let request = decide::request_of(route, catalog);
@@ -152,7 +152,7 @@ async fn pipeline(
         Vend::of(action, (route, decided.body.as_ref()), (catalog, &principal.user), cx, &parts.headers)
     });
     let follow_up = FollowUp { caller: &parts.headers, out: &out };
-    let (response, done) = rewrite::respond(shared, route, vend, response, visible, follow_up, cx).await?;
+    let (response, done) = rewrite::respond(shared, route, vend.into(), response, visible, follow_up, cx).await?;
     cx.credential = done.map(Action::audit).or(cx.credential);
     Ok(response)
 }

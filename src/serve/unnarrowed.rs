@@ -42,6 +42,7 @@ pub async fn get_token(shared: &Shared, parts: http::request::Parts, body: Incom
 /// getConfig once the user check allowed it: no active set was enforced, so none is sent.
 pub async fn get_config(
     shared: &Shared,
+    snap: &crate::core::policy::Snapshot,
     parts: &http::request::Parts,
     route: &Route,
     user: &str,
@@ -63,6 +64,7 @@ pub async fn get_config(
         shared.health.accepted_config_query(out.query);
     }
     let follow_up = FollowUp { caller: &parts.headers, out: &out };
-    let (response, _) = rewrite::respond(shared, route, None, response, |_| true, follow_up, cx).await?;
+    let (response, _) =
+        rewrite::respond(shared, route, rewrite::Needs::Config(snap), response, |_| true, follow_up, cx).await?;
     Ok(response)
 }

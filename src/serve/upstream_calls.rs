@@ -136,14 +136,6 @@ async fn load_table(
     Ok(table)
 }
 
-/// `/v1` and the route's prefix: where a catalog's routes start, after the base path.
-pub(crate) fn catalog_base(route: &Route) -> String {
-    match &route.prefix {
-        Some(prefix) => format!("/v1/{}", encode(prefix)),
-        None => "/v1".to_owned(),
-    }
-}
-
 /// A namespace as a path segment: levels encoded and joined with `%1F`.
 pub(crate) fn namespace_segment(levels: &[String]) -> String {
     levels.iter().map(|l| encode(l)).collect::<Vec<_>>().join("%1F")
@@ -166,7 +158,7 @@ async fn exists(shared: &Shared, caller: &HeaderMap, path: &str) -> Existence {
 /// (DESIGN.md §4 "One name, one kind, one level"): the first answer other than missing, of a
 /// HEAD per object that could have it.
 pub async fn collision(shared: &Shared, caller: &HeaderMap, route: &Route, collision: &Collision) -> Existence {
-    let base = catalog_base(route);
+    let base = route.catalog_base();
     let paths = match collision {
         Collision::NamespaceOverTableOrView(namespace) => {
             let Some((last, parent)) = namespace.levels().split_last() else { return Existence::Missing };
@@ -232,7 +224,7 @@ async fn restage(
     route: &Route,
     table: &TableIdent,
 ) -> Option<String> {
-    let path = format!("{}/namespaces/{}/tables", catalog_base(route), namespace_segment(table.namespace.levels()));
+    let path = format!("{}/namespaces/{}/tables", route.catalog_base(), namespace_segment(table.namespace.levels()));
     let body = serde_json::json!({
         "name": table.name,
         "schema": {"type": "struct", "schema-id": 0, "fields": []},

@@ -268,9 +268,9 @@ impl Vending {
 /// `/v1[/prefix]/namespaces/{ns}/tables/{t}`; for createTable and registerTable, whose table
 /// is named in the body, `body_name`.
 pub fn table_path(route: &Route, body_name: Option<&str>) -> Option<String> {
-    let prefixed = usize::from(route.prefix.is_some());
+    let prefixed = route.prefix_segments;
     let segments: Vec<&str> = route.canonical_path.split('/').collect();
-    // ["", "v1", prefix?, "namespaces", ns, "tables", name, ...]
+    // ["", "v1", prefix segments..., "namespaces", ns, "tables", name, ...]
     let (namespaces, tables) = (2 + prefixed, 4 + prefixed);
     if segments.get(namespaces) != Some(&"namespaces") {
         return None;
@@ -357,6 +357,20 @@ mod tests {
         ];
         for (method, path, body, expected) in cases {
             assert_eq!(table_path(&route(method, path), body).as_deref(), expected, "{path}");
+        }
+    }
+
+    #[test]
+    fn the_table_path_keeps_a_prefix_of_several_segments_as_sent() {
+        let declared = crate::core::iceberg::prefix::Prefixes::new(["catalogs/1", "arn:b/x"]);
+        let options = RouteOptions { prefixes: Some(&declared), ..Default::default() };
+        let cases = [
+            ("POST", "/v1/catalogs/1/namespaces/db/tables/t/sign", None, "/v1/catalogs/1/namespaces/db/tables/t"),
+            ("POST", "/v1/arn%3Ab%2Fx/namespaces/db/tables", Some("n"), "/v1/arn%3Ab%2Fx/namespaces/db/tables/n"),
+        ];
+        for (method, path, body, expected) in cases {
+            let Ok(Classified::Route(route)) = classify(method, path, &options) else { panic!("{path}") };
+            assert_eq!(table_path(&route, body).as_deref(), Some(expected), "{path}");
         }
     }
 }

@@ -12,6 +12,7 @@
 mod analysis_props;
 mod architecture;
 mod attacks;
+mod catalog_prefixes;
 mod cli;
 mod conformance;
 mod conformance_served;

@@ -6,6 +6,7 @@ pub mod list;
 pub mod location;
 pub mod names;
 pub mod path;
+pub mod prefix;
 pub mod routes;
 
 pub use names::{Namespace, TableIdent};

@@ -95,9 +95,20 @@ fn hex(b: u8) -> Option<u8> {
     (b as char).to_digit(16).and_then(|d| u8::try_from(d).ok())
 }
 
-/// Percent-decodes `raw` once, form-style (`+` is a space). `strict` adds the path rules:
-/// no `%25`, and no encoded `/`, `\`, `;` or `#`.
-fn decode(raw: &str, strict: bool) -> Result<Cow<'_, str>, PathError> {
+/// Which escapes [`decode`] refuses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Escapes {
+    /// A path segment: no `%25`, and no encoded `/`, `\`, `;` or `#`.
+    Path,
+    /// A segment that may be a declared catalog prefix sent whole (DESIGN.md §2): the path
+    /// rules, less the refusal of an encoded `/`.
+    Prefix,
+    /// A query part: every escape is a character.
+    Query,
+}
+
+/// Percent-decodes `raw` once, form-style (`+` is a space), refusing what `escapes` says.
+fn decode(raw: &str, escapes: Escapes) -> Result<Cow<'_, str>, PathError> {
     let bytes = raw.as_bytes();
     // Printable ASCII without `%` or `+` decodes to itself, and holds no control character:
     // the usual name, read without a copy.
@@ -115,9 +126,10 @@ fn decode(raw: &str, strict: bool) -> Result<Cow<'_, str>, PathError> {
                     return Err(PathError::MalformedEscape(raw.to_owned()));
                 };
                 let v = h << 4 | l;
-                if strict {
+                if escapes != Escapes::Query {
                     match v {
                         b'%' => return Err(PathError::DoubleEncoding(raw.to_owned())),
+                        b'/' if escapes == Escapes::Prefix => {}
                         b'/' | b'\\' => return Err(PathError::EncodedSeparator(raw.to_owned())),
                         b';' => return Err(PathError::EncodedSemicolon(raw.to_owned())),
                         b'#' => return Err(PathError::EncodedHash(raw.to_owned())),
@@ -146,17 +158,25 @@ fn decode(raw: &str, strict: bool) -> Result<Cow<'_, str>, PathError> {
 
 /// Decodes one part of a path segment (a whole segment, or one namespace level).
 pub fn decode_path_part(raw: &str) -> Result<Cow<'_, str>, PathError> {
-    let text = decode(raw, true)?;
+    let text = decode(raw, Escapes::Path)?;
     if text == "." || text == ".." {
         return Err(PathError::DotSegment(raw.to_owned()));
     }
     Ok(text)
 }
 
+/// Decodes a path segment that may be a whole declared catalog prefix, whose `/` clients send
+/// as `%2F` (DESIGN.md §2): the rules of a path segment but that one. Only a prefix the policy
+/// declares is read this way; anywhere else an encoded `/` is refused.
+pub fn decode_prefix_segment(raw: &str) -> Result<Cow<'_, str>, PathError> {
+    check_raw_segment(raw)?;
+    decode(raw, Escapes::Prefix)
+}
+
 /// Decodes a query-string key or value: malformed escapes, bad UTF-8 and control
 /// characters are refused; `%25` is an ordinary `%` there.
 pub fn decode_query_part(raw: &str) -> Result<String, PathError> {
-    decode(raw, false).map(Cow::into_owned)
+    decode(raw, Escapes::Query).map(Cow::into_owned)
 }
 
 /// A checked path segment: raw, and its decoded value, or its decoded levels when it may be a
@@ -189,6 +209,13 @@ impl<'a> Segment<'a> {
         Ok(Self { raw, parts })
     }
 
+    /// A segment that holds a whole declared catalog prefix, its `/` sent as `%2F` (DESIGN.md
+    /// §2): one part, decoded by [`decode_prefix_segment`].
+    pub fn prefix(raw: &'a str) -> Result<Self, PathError> {
+        Self::check(raw)?;
+        Ok(Self { raw, parts: SmallVec::from_buf([decode_prefix_segment(raw)?]) })
+    }
+
     /// The decoded parts, owned (a `{namespace}`'s levels).
     pub fn owned_parts(&self) -> Vec<String> {
         self.parts.iter().map(|p| p.as_ref().to_owned()).collect()
@@ -213,9 +240,19 @@ impl<'a> Segment<'a> {
 /// Percent-encodes a decoded name for the canonical form forwarded upstream: everything but
 /// RFC 3986 unreserved characters is escaped, so the upstream decodes exactly `name`.
 pub fn encode(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for b in name.bytes() {
-        if is_unreserved(b) {
+    escape(name, is_unreserved)
+}
+
+/// `text` as an HTTP client puts a path it is given on the wire: every byte that is neither a
+/// pchar nor `/` escaped, the rest (escapes included) as it is.
+pub fn encode_for_path(text: &str) -> String {
+    escape(text, |b| is_pchar(b) || b == b'/')
+}
+
+fn escape(text: &str, keep: impl Fn(u8) -> bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if keep(b) {
             out.push(char::from(b));
         } else {
             out.push('%');
@@ -260,13 +297,13 @@ mod tests {
     #[test]
     fn a_part_that_decodes_to_itself_is_borrowed_and_others_are_decoded() {
         for raw in ["orders", "x.y", "a:b@c!$&'()*,=~-_", "...", "a b", "~"] {
-            assert!(matches!(decode(raw, true), Ok(Cow::Borrowed(r)) if r == raw), "{raw}");
+            assert!(matches!(decode(raw, Escapes::Path), Ok(Cow::Borrowed(r)) if r == raw), "{raw}");
         }
         for (raw, decoded) in [("a+b", "a b"), ("%41", "A"), ("a%2B", "a+")] {
-            assert!(matches!(decode(raw, true), Ok(Cow::Owned(d)) if d == decoded), "{raw}");
+            assert!(matches!(decode(raw, Escapes::Path), Ok(Cow::Owned(d)) if d == decoded), "{raw}");
         }
-        assert!(matches!(decode("a\u{7f}", false), Err(PathError::Control(_))), "DEL is a control character");
-        assert!(matches!(decode("a\tb", false), Err(PathError::Control(_))));
+        assert!(matches!(decode("a\u{7f}", Escapes::Query), Err(PathError::Control(_))), "DEL is a control character");
+        assert!(matches!(decode("a\tb", Escapes::Query), Err(PathError::Control(_))));
     }
 
     #[test]
@@ -386,7 +423,7 @@ mod tests {
     #[test]
     fn encode_round_trips_through_decode() {
         for name in ["orders", "a b", "x.y", "main|warehouse", "café", "a+b", "50%", "a/b", "a;b#c"] {
-            assert_eq!(decode(&encode(name), false).unwrap(), name);
+            assert_eq!(decode(&encode(name), Escapes::Query).unwrap(), name);
         }
         assert_eq!(encode("a b"), "a%20b");
         assert_eq!(encode("main|warehouse"), "main%7Cwarehouse");

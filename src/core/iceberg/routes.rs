@@ -3,6 +3,7 @@
 
 use super::names::NameRules;
 use super::path::{PathError, Segment, decode_path_part, decode_query_part, encode, is_unreserved};
+use super::prefix::{Match, Prefixes};
 use super::{Namespace, OperationId};
 use std::borrow::Cow;
 
@@ -15,6 +16,9 @@ pub struct RouteOptions<'a> {
     pub namespace_separators: &'a [String],
     /// Which prefixes name a catalog that folds names to lower case; none when `None`.
     pub folding: Option<Folding<'a>>,
+    /// The policy's declared prefixes that hold `/` (DESIGN.md §2), matched before any other
+    /// path rule; none when `None`.
+    pub prefixes: Option<&'a Prefixes>,
 }
 
 /// Whether the catalog a `{prefix}` names (`None`: the form without a prefix) folds names to
@@ -45,8 +49,12 @@ pub enum Classified {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Route {
     pub operation: OperationId,
-    /// The decoded `{prefix}` segment; `None` for the form without a prefix.
+    /// The decoded `{prefix}`; `None` for the form without a prefix. A declared prefix that
+    /// holds `/` is here as declared, however it was sent (DESIGN.md §2).
     pub prefix: Option<String>,
+    /// How many path segments after `/v1` the prefix takes (0 without one; 1 for a prefix
+    /// sent whole with `%2F`), in the canonical path as in the target.
+    pub prefix_segments: usize,
     /// `{namespace}` of the path, when the route has one.
     pub namespace: Option<Namespace>,
     /// `{table}`, `{view}` or `{function}` of the path, when the route has one.
@@ -57,6 +65,15 @@ pub struct Route {
     /// The path after the base path, every segment re-encoded from what was decoded: what
     /// is forwarded, so the upstream reads exactly what was authorized.
     pub canonical_path: String,
+}
+
+impl Route {
+    /// `/v1` and the prefix of the canonical path, as forwarded: where the catalog's routes
+    /// start (a prefix may take several segments, DESIGN.md §2).
+    pub fn catalog_base(&self) -> &str {
+        let path = self.canonical_path.as_str();
+        path.match_indices('/').nth(1 + self.prefix_segments).and_then(|(end, _)| path.get(..end)).unwrap_or(path)
+    }
 }
 
 /// The query string, checked (DESIGN.md §7).
@@ -189,15 +206,26 @@ pub fn classify(method: &str, target: &str, options: &RouteOptions<'_>) -> Resul
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let Some(path) = strip_base(path, options.base_path) else { return Ok(Classified::Unrecognized) };
     let Some(rest) = path.strip_prefix('/') else { return Ok(Classified::Unrecognized) };
-    let segments = read_segments(rest)?;
+    // A declared prefix that holds `/` is matched before any other path rule (DESIGN.md §2).
+    let declared = match (options.prefixes, rest.strip_prefix("v1/")) {
+        (Some(prefixes), Some(after_v1)) if !prefixes.is_empty() => prefixes.find(after_v1),
+        _ => None,
+    };
+    let segments = read_segments(rest, declared.is_some_and(|m| m.whole))?;
     let query = parse_query(query, options.namespace_separators)?;
     let Some((first, after_v1)) = segments.split_first() else { return Ok(Classified::Unrecognized) };
     if !fits(&[Lit("v1")], std::slice::from_ref(first))? {
         return Ok(Classified::Unrecognized);
     }
-    // The form without a prefix is read first, so `/v1/namespaces/namespaces` is a namespace.
     // `skip`: the segments before the route's objects (`v1`, and the prefix when there is one).
-    let (prefix, shape, methods, skip) = if let Some((shape, methods)) = find(UNPREFIXED, after_v1)? {
+    // Without a declared prefix that holds `/`, the form without a prefix is read first, so
+    // `/v1/namespaces/namespaces` is a namespace.
+    let (prefix, shape, methods, skip) = if let Some(Match { text, segments: taken, .. }) = declared {
+        match find(PREFIXED, after_v1.get(taken..).unwrap_or_default())? {
+            Some((shape, methods)) => (Some(text.to_owned()), *shape, *methods, 1 + taken),
+            None => return Ok(Classified::Unrecognized),
+        }
+    } else if let Some((shape, methods)) = find(UNPREFIXED, after_v1)? {
         (None, *shape, *methods, 1)
     } else if let Some((shape, methods)) = find(PREFIXED, after_v1)? {
         (None, *shape, *methods, 1)
@@ -235,8 +263,16 @@ pub fn classify(method: &str, target: &str, options: &RouteOptions<'_>) -> Resul
             segments.iter().map(|s| s.parts.iter().map(|p| encode(p)).collect::<Vec<_>>().join("%1F")).collect();
         format!("/{}", canonical.join("/"))
     };
-    let mut route =
-        Route { operation: *operation, prefix, namespace: None, name: None, plan_id: None, query, canonical_path };
+    let mut route = Route {
+        operation: *operation,
+        prefix,
+        prefix_segments: skip - 1,
+        namespace: None,
+        name: None,
+        plan_id: None,
+        query,
+        canonical_path,
+    };
     for (part, seg) in shape.iter().zip(objects) {
         match part {
             Ns => route.namespace = Some(Namespace::new(seg.owned_parts(), options.namespace_separators)?),
@@ -258,12 +294,17 @@ pub fn classify(method: &str, target: &str, options: &RouteOptions<'_>) -> Resul
 
 /// Splits the path after the base path into checked segments. Only a `{namespace}` holds
 /// levels, and it always follows the literal `namespaces`; anywhere else a `%1F` decodes to a
-/// control character and is refused, known route or not.
-fn read_segments(rest: &str) -> Result<Vec<Segment<'_>>, PathError> {
+/// control character and is refused, known route or not. `whole_prefix`: the segment after
+/// `v1` is a declared prefix sent whole, whose `%2F` is read as `/`.
+fn read_segments(rest: &str, whole_prefix: bool) -> Result<Vec<Segment<'_>>, PathError> {
     let mut segments = Vec::new();
     let mut after_namespaces = false;
-    for raw in rest.split('/') {
-        segments.push(if after_namespaces { Segment::read_levels(raw)? } else { Segment::read(raw)? });
+    for (i, raw) in rest.split('/').enumerate() {
+        segments.push(match i {
+            1 if whole_prefix => Segment::prefix(raw)?,
+            _ if after_namespaces => Segment::read_levels(raw)?,
+            _ => Segment::read(raw)?,
+        });
         after_namespaces = raw == "namespaces";
     }
     Ok(segments)
@@ -330,6 +371,20 @@ fn parse_query(query: &str, separators: &[String]) -> Result<Query, PathError> {
         }
     }
     Ok(q)
+}
+
+/// The decoded prefix of the paths a client builds from a getConfig answer's `prefix`, read by
+/// the rule a request's path is read by (`options` carry the policy's declared prefixes);
+/// `None` when no path built from it names a catalog prefix. A client puts the value into its
+/// paths as it is, escaping what a path cannot hold unescaped (Nessie's `|`).
+pub fn read_config_prefix(value: &str, options: &RouteOptions<'_>) -> Option<String> {
+    // a route that only the form with a prefix has, whatever the prefix spells
+    let target = format!("/v1/{}/transactions/commit", super::path::encode_for_path(value));
+    let options = RouteOptions { base_path: "", folding: None, ..*options };
+    match classify("POST", &target, &options) {
+        Ok(Classified::Route(route)) => route.prefix,
+        _ => None,
+    }
 }
 
 /// Whether the request is getToken (`POST {base}/v1/oauth/tokens`, any query), which is

@@ -50,6 +50,7 @@ impl Builder {
             require_known_user: settings.require_known_user,
             prefixes: FxHashMap::default(),
             strict_prefixes: false,
+            path_prefixes: Default::default(),
             folding_catalogs: Default::default(),
             roles: Vec::new(),
             role_ids: FxHashMap::default(),
@@ -76,6 +77,7 @@ impl Builder {
             self.at(path);
             self.prefixes(file, &mut snap, &mut case_sensitive);
         }
+        snap.path_prefixes = crate::core::iceberg::prefix::Prefixes::new(snap.prefixes.keys().map(|p| &**p));
         for (path, file) in &mut files {
             self.at(path);
             self.groups(file, &mut snap);
@@ -270,8 +272,9 @@ impl Builder {
                 self.error(c.name.line(), format!("catalog `{name}` is not a catalog name"));
             }
             let prefix = c.prefix.as_ref().unwrap_or(&c.name);
-            if prefix.value.is_empty() {
-                self.error(prefix.line(), "catalog prefix must not be empty".to_owned());
+            // written decoded, as getConfig returns it; `/` may join segments (DESIGN.md §2)
+            if let Err(e) = crate::core::iceberg::prefix::check_declared(&prefix.value) {
+                self.error(prefix.line(), e.to_string());
             }
             match snap.prefixes.entry(prefix.value.as_str().into()) {
                 Entry::Occupied(_) => {

@@ -55,7 +55,7 @@ mod tests {
     use crate::core::iceberg::routes::{Classified, RouteOptions, classify};
 
     fn objects(method: &str, target: &str, body: &str) -> Vec<(&'static str, String)> {
-        let options = RouteOptions { base_path: "", namespace_separators: &[], folding: None };
+        let options = RouteOptions { base_path: "", namespace_separators: &[], folding: None, prefixes: None };
         let Ok(Classified::Route(route)) = classify(method, target, &options) else { panic!("{target}") };
         let mut all = of_path(&route, "prod");
         if !body.is_empty() {

@@ -12,8 +12,8 @@ use crate::core::ownership::Kind;
 /// Names objects of one request's catalog.
 struct Namer<'a> {
     catalog: &'a str,
-    /// `/v1` or `/v1/{prefix}`, as forwarded.
-    base: String,
+    /// `/v1` or `/v1/{prefix}` (of one segment or several), as forwarded.
+    base: &'a str,
 }
 
 impl Namer<'_> {
@@ -67,9 +67,7 @@ pub fn changes(route: &Route, catalog: &str, body: Option<&Body>) -> Vec<Change>
     if !changes_ownership {
         return Vec::new();
     }
-    let prefixed = usize::from(route.prefix.is_some());
-    let base = route.canonical_path.split('/').take(2 + prefixed).collect::<Vec<_>>().join("/");
-    let n = Namer { catalog, base };
+    let n = Namer { catalog, base: route.catalog_base() };
     let levels = route.namespace.as_ref().map_or(&[][..], Namespace::levels);
     let path_leaf = |kind| route.name.as_deref().map(|name| n.leaf(kind, levels, name));
     match (route.operation, body) {
@@ -108,7 +106,7 @@ mod tests {
     use crate::core::iceberg::routes::{Classified, RouteOptions, classify};
 
     fn plan(method: &str, target: &str, body: &str) -> Vec<Change> {
-        let options = RouteOptions { base_path: "", namespace_separators: &[], folding: None };
+        let options = RouteOptions { base_path: "", namespace_separators: &[], folding: None, prefixes: None };
         let Ok(Classified::Route(route)) = classify(method, target, &options) else { panic!("{target}") };
         let parsed = (!body.is_empty())
             .then(|| crate::core::iceberg::body::inspect(&route, body.as_bytes(), &Default::default()).unwrap());

@@ -67,8 +67,14 @@ fn classified_endpoint(endpoint: &str) -> bool {
 }
 
 /// A getConfig response cleaned as DESIGN.md §4 says, with `config`'s
-/// `credentials.secret_config_keys` and the headers its identity providers read.
-pub fn clean_config(bytes: &[u8], config: &crate::config::Config) -> Result<Bytes, RewriteError> {
+/// `credentials.secret_config_keys` and the headers its identity providers read. A `prefix` it
+/// gives clients must name a catalog by the rule a request's path is read by (`names_catalog`,
+/// DESIGN.md §2), else clients would be sent where every request is refused: 502.
+pub fn clean_config(
+    bytes: &[u8],
+    config: &crate::config::Config,
+    names_catalog: impl Fn(&str) -> bool,
+) -> Result<Bytes, RewriteError> {
     let invalid = |why: &str| RewriteError::List(ListError::Shape(format!("config response: {why}")));
     let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| invalid(&e.to_string()))?;
     let top = value.as_object_mut().ok_or_else(|| invalid("not an object"))?;
@@ -76,6 +82,15 @@ pub fn clean_config(bytes: &[u8], config: &crate::config::Config) -> Result<Byte
     for key in ["defaults", "overrides"] {
         if let Some(map) = top.get_mut(key).and_then(serde_json::Value::as_object_mut) {
             map.retain(|k, _| !removed_config_key(k, &config.credentials.secret_config_keys, &read_headers));
+            match map.get("prefix") {
+                // clients read an empty prefix as none
+                None => {}
+                Some(serde_json::Value::String(p)) if p.is_empty() || names_catalog(p) => {}
+                Some(other) => {
+                    let value = other.as_str().map_or_else(|| other.to_string(), str::to_owned);
+                    return Err(RewriteError::UnmappedPrefix { key, value });
+                }
+            }
         }
     }
     if let Some(endpoints) = top.get_mut("endpoints").and_then(serde_json::Value::as_array_mut) {
@@ -93,7 +108,7 @@ mod tests {
         let body = br#"{"defaults":{"uri":"http://catalog","warehouse":"w","s3.secret-access-key":"x","adls.sas-token.acct":"y","header.X":"1","S3.Secret-Key":"z","credential":"id:secret","my.extra":"e","client.region":"r","rest-page-size":"10","s3.signer.uri":"http://catalog","signer.endpoint":"v1/sign"},"overrides":{"token":"t","namespace-separator":"%2E","prefix":"p","header.X-Api-Token":"h","s3.signer.endpoint":"v1/aws/s3/sign","signer.uri":"http://catalog"},"endpoints":["GET /v1/{prefix}/namespaces","POST /v1/{prefix}/magic"]}"#;
         let mut config = crate::config::Config::default();
         config.credentials.secret_config_keys = vec!["my.extra".to_owned()];
-        let cleaned = clean_config(body, &config).unwrap();
+        let cleaned = clean_config(body, &config, |p| p == "p").unwrap();
         let v: serde_json::Value = serde_json::from_slice(&cleaned).unwrap();
         assert_eq!(
             v["defaults"],
@@ -101,7 +116,7 @@ mod tests {
         );
         assert_eq!(v["overrides"], serde_json::json!({"prefix":"p","header.X-Api-Token":"h"}));
         assert_eq!(v["endpoints"], serde_json::json!(["GET /v1/{prefix}/namespaces"]));
-        assert!(clean_config(b"nope", &config).is_err());
+        assert!(clean_config(b"nope", &config, |_| true).is_err());
     }
 
     #[test]
@@ -109,8 +124,35 @@ mod tests {
         let body = br#"{"defaults":{"header.Authorization":"Basic x","header.X-Gravitino-Active-Roles":"admin","header.x-forwarded-user":"root","header.X-Custom":"kept"},"overrides":{"HEADER.x-gravitino-active-roles":"admin","header.X-Team":"g","header.X-Trace":"kept"}}"#;
         let mut config = crate::config::Config::default();
         config.identity.header.groups_header = "X-Team".to_owned();
-        let v: serde_json::Value = serde_json::from_slice(&clean_config(body, &config).unwrap()).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&clean_config(body, &config, |_| true).unwrap()).unwrap();
         assert_eq!(v["defaults"], serde_json::json!({"header.X-Custom":"kept"}));
         assert_eq!(v["overrides"], serde_json::json!({"header.X-Trace":"kept"}));
+    }
+
+    #[test]
+    fn a_config_prefix_must_name_a_catalog() {
+        let config = crate::config::Config::default();
+        let glue = |p: &str| p == "catalogs/123456789012";
+        for kept in [
+            r#"{"overrides":{"prefix":"catalogs/123456789012"}}"#,
+            r#"{"defaults":{"prefix":"catalogs/123456789012"},"overrides":{}}"#,
+            r#"{"overrides":{"prefix":""}}"#,
+            r#"{"overrides":{}}"#,
+        ] {
+            let cleaned = clean_config(kept.as_bytes(), &config, glue).unwrap();
+            assert_eq!(
+                serde_json::from_slice::<serde_json::Value>(&cleaned).unwrap(),
+                serde_json::from_str::<serde_json::Value>(kept).unwrap()
+            );
+        }
+        for refused in [
+            r#"{"overrides":{"prefix":"catalogs/999"}}"#,
+            r#"{"defaults":{"prefix":"other"}}"#,
+            r#"{"overrides":{"prefix":7}}"#,
+        ] {
+            let e = clean_config(refused.as_bytes(), &config, glue).unwrap_err();
+            assert!(matches!(e, RewriteError::UnmappedPrefix { .. }), "{refused}: {e}");
+            assert_eq!(crate::error::Refusal::from(&e).status, 502);
+        }
     }
 }

@@ -91,6 +91,22 @@ impl<'a> Vend<'a> {
     }
 }
 
+/// What the rewrite stage checks an answer against beside the operation's own rules.
+#[derive(Debug)]
+pub enum Needs<'a> {
+    Nothing,
+    /// A credential-bearing answer: its credentials are rewritten.
+    Vend(Vend<'a>),
+    /// A getConfig answer: the `prefix` it gives clients must name a catalog of this policy.
+    Config(&'a crate::core::policy::Snapshot),
+}
+
+impl<'a> From<Option<Vend<'a>>> for Needs<'a> {
+    fn from(vend: Option<Vend<'a>>) -> Self {
+        vend.map_or(Self::Nothing, Self::Vend)
+    }
+}
+
 fn asks_for_vended_credentials(headers: &HeaderMap) -> bool {
     headers
         .get_all("x-iceberg-access-delegation")
@@ -99,11 +115,12 @@ fn asks_for_vended_credentials(headers: &HeaderMap) -> bool {
 }
 
 /// The stage: `response` as the caller gets it, and what was done to vended credentials.
-/// `visible` says which list entries the caller may see.
+/// `needs` says what else the answer is checked against; `visible`, which list entries the
+/// caller may see.
 pub async fn respond(
     shared: &Shared,
     route: &Route,
-    vend: Option<Vend<'_>>,
+    needs: Needs<'_>,
     response: Response<Incoming>,
     visible: impl FnMut(&Entry) -> bool,
     follow_up: FollowUp<'_>,
@@ -111,6 +128,11 @@ pub async fn respond(
 ) -> Result<(Response<Body>, Option<Action>), Stop> {
     let op = route.operation;
     let (mut head, body) = response.into_parts();
+    let (vend, snapshot) = match needs {
+        Needs::Nothing => (None, None),
+        Needs::Vend(vend) => (Some(vend), None),
+        Needs::Config(snapshot) => (None, Some(snapshot)),
+    };
     crate::serve::accept::strip_hop_by_hop(&mut head.headers);
     if vend.is_some() || op == OperationId::GetConfig {
         head.headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -138,7 +160,9 @@ pub async fn respond(
         cx.hidden_entries = filtered.hidden;
         Bytes::from(filtered.body)
     } else if op == OperationId::GetConfig && success {
-        clean_config(&collect(body).await.map_err(fail)?, &shared.config).map_err(fail)?
+        // without the policy, no prefix can be shown to name a catalog
+        let names_catalog = |p: &str| snapshot.is_some_and(|s| s.catalog_for_config_prefix(p).is_some());
+        clean_config(&collect(body).await.map_err(fail)?, &shared.config, names_catalog).map_err(fail)?
     } else if let (Some(vend), true) = (vend, success) {
         let bytes = collect(body).await.map_err(fail)?;
         let (chunks, done) = vended(shared, op, &vend, bytes, follow_up).await?;

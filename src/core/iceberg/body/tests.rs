@@ -7,6 +7,7 @@ fn route(op: OperationId) -> Route {
     Route {
         operation: op,
         prefix: Some("prod".into()),
+        prefix_segments: 1,
         namespace: Some(Namespace::new(vec!["sales".into()], &[]).unwrap()),
         name: Some("orders".into()),
         plan_id: None,

@@ -130,7 +130,7 @@ fn attack_inputs_are_400_even_on_unknown_routes() {
 #[test]
 fn configured_upstream_separators_are_refused_in_levels() {
     let seps = ["|".to_owned()];
-    let options = RouteOptions { base_path: "", namespace_separators: &seps, folding: None };
+    let options = RouteOptions { base_path: "", namespace_separators: &seps, folding: None, prefixes: None };
     assert!(matches!(classify("GET", "/v1/p/namespaces/a%7Cb", &options), Err(PathError::Name(_))));
     assert!(matches!(classify("GET", "/v1/p/namespaces?parent=a%7Cb", &options), Err(PathError::Name(_))));
 }
@@ -145,7 +145,7 @@ fn very_long_and_deep_names_are_read_without_trouble() {
 
 #[test]
 fn a_base_path_is_stripped() {
-    let options = RouteOptions { base_path: "/iceberg", namespace_separators: &[], folding: None };
+    let options = RouteOptions { base_path: "/iceberg", namespace_separators: &[], folding: None, prefixes: None };
     let r = classify("GET", "/iceberg/v1/prod/namespaces", &options).unwrap();
     assert!(matches!(r, Classified::Route(Route { operation: Op::ListNamespaces, .. })));
     assert_eq!(classify("GET", "/v1/prod/namespaces", &options).unwrap(), Classified::Unrecognized);
