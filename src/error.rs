@@ -228,6 +228,12 @@ impl From<&crate::core::credentials::storage::SignerError> for Refusal {
     }
 }
 
+impl From<&crate::core::credentials::sign::headers::HeaderError> for Refusal {
+    fn from(e: &crate::core::credentials::sign::headers::HeaderError) -> Self {
+        Self::forbidden(format!("not authorized to sign: {e}"))
+    }
+}
+
 impl From<&crate::core::credentials::sign::SignError> for Refusal {
     fn from(e: &crate::core::credentials::sign::SignError) -> Self {
         Self::forbidden(format!("not authorized to sign: {e}"))

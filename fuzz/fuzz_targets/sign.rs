@@ -111,7 +111,6 @@ fn request(method: &str, uri: &str, body: Option<&str>) -> SignRequest {
         uri: uri.to_owned(),
         provider: None,
         body: body.map(str::to_owned),
-        copy_sources: Vec::new(),
-        hosts: Vec::new(),
+        ..SignRequest::default()
     }
 }

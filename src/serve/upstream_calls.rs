@@ -4,7 +4,8 @@
 //! existence checks of names about to be created, and the stage-create that tells where the
 //! upstream places a staged table.
 
-use crate::core::credentials::{sign, storage::TableStorage};
+use crate::core::credentials::sign::{self, headers};
+use crate::core::credentials::storage::TableStorage;
 use crate::core::decide::Collision;
 use crate::core::iceberg::TableIdent;
 use crate::core::iceberg::body::SignRequest;
@@ -83,15 +84,24 @@ pub async fn table_locations(
     load_table(shared, caller, lookup, false).await
 }
 
-/// Authorizes where a sign request reaches (DESIGN.md §8) and says where it goes: `None` for
-/// its table-scoped route, else the signer the upstream advertises for the table. `lookup`
-/// loads the table as for [`table_locations`].
+/// Authorizes what a sign request has signed and where it reaches (DESIGN.md §8) and says where
+/// it goes: `None` for its table-scoped route, else the signer the upstream advertises for the
+/// table. `lookup` loads the table as for [`table_locations`]; refused headers are refused
+/// before that load.
 pub async fn sign_destination(
     shared: &Shared,
     caller: &HeaderMap,
     lookup: &Outbound<'_>,
     request: &SignRequest,
 ) -> Result<Option<http::Uri>, Refusal> {
+    let signing = &shared.config.credentials.signing;
+    let rules = headers::HeaderRules {
+        storage_class: signing.allow_storage_class,
+        tagging: signing.allow_tagging,
+        sse_c: signing.allow_sse_c,
+        kms_key_id: signing.kms_key_id.as_deref(),
+    };
+    headers::check(&request.headers, &rules).map_err(|e| Refusal::from(&e))?;
     let table = load_table(shared, caller, lookup, true).await.map_err(|e| Refusal::from(&e))?;
     sign::check(request, &table, shared.vending.signing_endpoints()).map_err(|e| Refusal::from(&e))?;
     table

@@ -1,7 +1,10 @@
 //! What may be signed (DESIGN.md §8): the allow-list of S3 request shapes — object requests,
 //! listings and batch deletes — and the check that everything a sign request reaches (its
 //! object, listing prefix, batch-delete keys, copy source) lies under one of the table's
-//! locations, with its `uri` read as the endpoint it names reads it.
+//! locations, with its `uri` read as the endpoint it names reads it. Which headers may be
+//! signed is [`headers`].
+
+pub mod headers;
 
 use super::clean::{is_inside, is_under, s3_locations};
 use super::s3url::{self, Endpoint, MapError, RESPONSE_OVERRIDES, S3Target};

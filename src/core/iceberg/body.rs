@@ -119,8 +119,9 @@ pub struct TableChange {
     pub update: TableUpdate,
 }
 
-/// A table-scoped remote-signing request (S3 signer spec's `S3SignRequest`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A table-scoped remote-signing request (S3 signer spec's `S3SignRequest`, the catalog spec's
+/// `RemoteSignRequest`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SignRequest {
     pub region: String,
     /// The HTTP method to sign, exactly as sent.
@@ -133,6 +134,11 @@ pub struct SignRequest {
     pub copy_sources: Vec<String>,
     /// Values of `Host` headers (any case): a signer signs the host given there, not the `uri`'s.
     pub hosts: Vec<String>,
+    /// Every header to sign, as sent: a signature makes each the caller's choice (DESIGN.md §8).
+    pub headers: Vec<(String, Vec<String>)>,
+    /// The `properties` of the catalog's `remote-signing-config`, which clients send back
+    /// unchanged and icegate relays to the upstream's signer.
+    pub properties: Option<std::collections::BTreeMap<String, String>>,
 }
 
 pub use wire::LOCATION_PROPERTIES;
@@ -208,6 +214,8 @@ pub fn inspect(route: &Route, bytes: &[u8], rules: &NameRules<'_>) -> Result<Bod
                 body: b.body,
                 copy_sources,
                 hosts,
+                headers: b.headers.into_iter().collect(),
+                properties: b.properties,
             })
         }
         Op::CreateView => {

@@ -7,8 +7,7 @@ fn sign(method: &str, uri: &str, body: Option<&str>) -> SignRequest {
         uri: uri.into(),
         provider: None,
         body: body.map(str::to_owned),
-        copy_sources: Vec::new(),
-        hosts: Vec::new(),
+        ..SignRequest::default()
     }
 }
 

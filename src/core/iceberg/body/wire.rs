@@ -138,6 +138,8 @@ pub(super) struct Sign {
     pub headers: std::collections::BTreeMap<String, Vec<String>>,
     pub provider: Option<String>,
     pub body: Option<String>,
+    /// `RemoteSignRequest.properties` (Iceberg 1.11+): a map of strings, relayed as sent.
+    pub properties: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// `CommitTableRequest`; `requirements` and `updates` may be absent.

@@ -8,6 +8,9 @@ use crate::fake_upstream::{FakeUpstream, Gate, Recorded, Reply, basic, gate, sen
 use serde_json::{Value, json};
 use std::sync::{Arc, OnceLock};
 
+/// What a signature binds and which headers it may sign (issue 28).
+mod binds;
+
 const POLICY: &str = r#"
 version: 1
 metalake: lake
