@@ -29,6 +29,8 @@ pub struct Context {
     pub identity_groups: Vec<String>,
     /// What the shadow decision needs, when a candidate is configured.
     pub shadow: Option<Capture>,
+    /// An authorized sign request as forwarded: its answer is checked and marked by it.
+    pub sign: Option<crate::serve::signing::Forward>,
 }
 
 impl Context {
@@ -45,6 +47,7 @@ impl Context {
             request: None,
             identity_groups: Vec::new(),
             shadow: shadow.then(Capture::default),
+            sign: None,
         }
     }
 

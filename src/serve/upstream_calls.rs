@@ -84,16 +84,16 @@ pub async fn table_locations(
     load_table(shared, caller, lookup, false).await
 }
 
-/// Authorizes what a sign request has signed and where it reaches (DESIGN.md §8) and says where
-/// it goes: `None` for its table-scoped route, else the signer the upstream advertises for the
-/// table. `lookup` loads the table as for [`table_locations`]; refused headers are refused
-/// before that load.
+/// Authorizes what a sign request has signed and where it reaches (DESIGN.md §8) and says how
+/// it is forwarded: where it goes (`None` for its table-scoped route, else the signer the
+/// upstream advertises for the table) and what its signature must bind. `lookup` loads the table
+/// as for [`table_locations`]; refused headers are refused before that load.
 pub async fn sign_destination(
     shared: &Shared,
     caller: &HeaderMap,
     lookup: &Outbound<'_>,
     request: &SignRequest,
-) -> Result<Option<http::Uri>, Refusal> {
+) -> Result<crate::serve::signing::Forward, Refusal> {
     let signing = &shared.config.credentials.signing;
     let rules = headers::HeaderRules {
         storage_class: signing.allow_storage_class,
@@ -103,13 +103,14 @@ pub async fn sign_destination(
     };
     headers::check(&request.headers, &rules).map_err(|e| Refusal::from(&e))?;
     let table = load_table(shared, caller, lookup, true).await.map_err(|e| Refusal::from(&e))?;
-    sign::check(request, &table, shared.vending.signing_endpoints()).map_err(|e| Refusal::from(&e))?;
-    table
+    let checked = sign::check(request, &table, shared.vending.signing_endpoints()).map_err(|e| Refusal::from(&e))?;
+    let to = table
         .signer
         .as_ref()
         .map(|signer| signer.destination(&shared.upstream.catalog_uri(), shared.vending.signer_origins()))
         .transpose()
-        .map_err(|e| Refusal::from(&e))
+        .map_err(|e| Refusal::from(&e))?;
+    Ok(crate::serve::signing::Forward { to, method: request.method.clone(), body_sha256: checked.body_sha256 })
 }
 
 /// A load of the table for its storage. `for_signing` asks the upstream for remote signing, so

@@ -113,7 +113,8 @@ pub async fn respond(
     let op = route.operation;
     let (mut head, body) = response.into_parts();
     crate::serve::accept::strip_hop_by_hop(&mut head.headers);
-    if vend.is_some() || op == OperationId::GetConfig {
+    let sign = cx.sign.take();
+    if vend.is_some() || op == OperationId::GetConfig || sign.as_ref().is_some_and(|s| !s.cacheable()) {
         head.headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     let fail = |e: RewriteError| Stop::plain(Refusal::from(&e), Some(op));
@@ -138,6 +139,11 @@ pub async fn respond(
         let filtered = list_pages(shared, route, kind, first, visible, follow_up).await.map_err(fail)?;
         cx.hidden_entries = filtered.hidden;
         Bytes::from(filtered.body)
+    } else if let (Some(sign), true) = (sign.filter(|s| s.body_sha256.is_some()), success) {
+        // a signature is relayed only when it binds the body that was checked
+        let bytes = collect(body).await.map_err(fail)?;
+        sign.check_answer(&bytes).map_err(|r| Stop::plain(r, Some(op)))?;
+        bytes
     } else if op == OperationId::GetConfig && success {
         clean_config(&collect(body).await.map_err(fail)?, &shared.config).map_err(fail)?
     } else if let (Some(vend), true) = (vend, success) {

@@ -82,3 +82,81 @@ async fn storage_classes_tags_sse_c_and_kms_keys_follow_the_configuration() {
     }
     assert_eq!(signs_received(&upstream), 2);
 }
+
+/// A signature that signs the payload hash, as a signer that binds bodies answers.
+const SIGNED_WITH_HASH: &str = "AWS4-HMAC-SHA256 Credential=AKIA/20261204/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=good";
+
+/// A catalog whose table-scoped signer answers with `authorization` and, echoing the request,
+/// the `x-amz-content-sha256` it was sent (or `echo` instead, when given).
+async fn signing_catalog(authorization: &'static str, echo: Option<&'static str>) -> FakeUpstream {
+    FakeUpstream::start(move |r: &Recorded| match (r.method.as_str(), r.target.as_str()) {
+        ("GET", TABLE) => Reply::raw(200, &load_table(&json!({}))),
+        ("POST", SIGN) => {
+            let request: Value = serde_json::from_slice(&r.body).unwrap();
+            let sent = request["headers"]["x-amz-content-sha256"].clone();
+            let hash = echo.map_or(sent, |e| json!([e]));
+            Reply::json(200, json!({"uri": request["uri"], "headers": {"Authorization": [authorization], "x-amz-content-sha256": hash}}))
+        }
+        _ => Reply::json(404, json!({"error": {"message": "no route", "type": "NotFoundException", "code": 404}})),
+    })
+    .await
+}
+
+fn sha256_hex(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A batch delete of a key inside the table, sent as Iceberg's S3FileIO does
+/// (`UNSIGNED-PAYLOAD`).
+fn unsigned_delete() -> (Value, String) {
+    let mut body = delete_body("<Object><Key>wh/sales/orders/data/a</Key></Object>");
+    body["headers"] = json!({"X-Amz-Content-SHA256": ["UNSIGNED-PAYLOAD"], "Content-MD5": ["bQ=="]});
+    let xml = body["body"].as_str().unwrap().to_owned();
+    (body, xml)
+}
+
+#[tokio::test]
+async fn finding_a_batch_delete_is_forwarded_with_its_bodys_hash() {
+    let upstream = signing_catalog(SIGNED_WITH_HASH, None).await;
+    let g = gate(&upstream.url(""), POLICY, |_| {}).await;
+    let (body, xml) = unsigned_delete();
+    let a = sign(&g, &body).await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    assert_eq!(a.json()["headers"]["Authorization"][0], SIGNED_WITH_HASH);
+    assert_eq!(a.headers.get("cache-control").map(|v| v.to_str().unwrap()), Some("no-store"));
+    // the catalog's signer was asked to sign the hash of the body icegate checked, in one spelling
+    let forwarded = upstream.requests().into_iter().find(|r| r.method == "POST").unwrap();
+    let forwarded: Value = serde_json::from_slice(&forwarded.body).unwrap();
+    assert_eq!(forwarded["headers"], json!({"Content-MD5": ["bQ=="], "x-amz-content-sha256": [sha256_hex(&xml)]}));
+    assert_eq!((&forwarded["body"], &forwarded["uri"]), (&body["body"], &body["uri"]));
+}
+
+#[tokio::test]
+async fn finding_a_signer_that_does_not_bind_a_batch_delete_is_502_and_its_signature_never_relayed() {
+    let unbound = "AWS4-HMAC-SHA256 Credential=AKIA/x, SignedHeaders=host;x-amz-date, Signature=unbound";
+    for (authorization, echo) in [(unbound, None), (SIGNED_WITH_HASH, Some("UNSIGNED-PAYLOAD"))] {
+        let upstream = signing_catalog(authorization, echo).await;
+        let g = gate(&upstream.url(""), POLICY, |_| {}).await;
+        let a = sign(&g, &unsigned_delete().0).await;
+        let message = a.assert_error(502, "BadGatewayException");
+        assert!(message.contains("does not bind batch deletes"), "{message}");
+        assert!(!a.text().contains("Signature="), "the signature is not relayed: {}", a.text());
+        assert_eq!(signs_received(&upstream), 1, "the signer was asked once");
+    }
+}
+
+#[tokio::test]
+async fn finding_sign_answers_for_anything_but_reads_are_never_cached() {
+    let upstream = table_route_catalog(json!({})).await;
+    let g = gate(&upstream.url(""), POLICY, |_| {}).await;
+    for (method, query, cached) in
+        [("PUT", "", false), ("DELETE", "", false), ("POST", "?uploads", false), ("GET", "", true), ("HEAD", "", true)]
+    {
+        let a = sign(&g, &sign_body(method, &format!("{OBJECT}{query}"))).await;
+        assert_eq!(a.status, 200, "{method}: {}", a.text());
+        let control = a.headers.get("cache-control").map(|v| v.to_str().unwrap());
+        assert_eq!(control == Some("no-store"), !cached, "{method}: {control:?}");
+    }
+    assert_eq!(signs_received(&upstream), 5);
+}

@@ -43,7 +43,8 @@ fn load_table(config: &Value) -> String {
     )
 }
 
-const SIGNED: &str = "AWS4-HMAC-SHA256 Credential=fake, SignedHeaders=host, Signature=0";
+/// A signature that signs the payload hash, so it also binds a batch delete's body.
+const SIGNED: &str = "AWS4-HMAC-SHA256 Credential=fake, SignedHeaders=host;x-amz-content-sha256, Signature=0";
 
 /// A catalog that serves the spec's table-scoped sign route.
 async fn table_route_catalog(config: Value) -> FakeUpstream {
