@@ -160,3 +160,27 @@ async fn finding_sign_answers_for_anything_but_reads_are_never_cached() {
     }
     assert_eq!(signs_received(&upstream), 5);
 }
+
+#[tokio::test]
+async fn finding_remote_signing_config_headers_cannot_set_headers_icegate_reads() {
+    // Iceberg 1.11+ clients send `remote-signing-config.headers` with every request to the
+    // signer, which is icegate: the upstream could choose the caller's identity or roles there.
+    let body = r#"{"metadata-location":"m","metadata":{"location":"s3://lake/wh/sales/orders"},"config":{"s3.remote-signing-enabled":"true","s3.signer.uri":"http://catalog.internal/","s3.signer.endpoint":"v1/wh/sign"},"remote-signing-config":{"headers":{"Authorization":["Basic cm9vdDp4"],"X-Gravitino-Active-Roles":["admin"],"x_gravitino_active_roles":["admin"],"X-Custom":["kept"]},"properties":{"warehouse":"w","signer.uri":"http://catalog.internal/","token":"t"}}}"#.to_owned();
+    let upstream = FakeUpstream::start(move |_: &Recorded| Reply::raw(200, &body)).await;
+    let g = gate(&upstream.url(""), POLICY, |c| c.credentials.public_url = Some("https://gate.example".into())).await;
+    let a = send(g.addr, "GET", TABLE, &[("authorization", &basic("alice"))], b"").await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    assert!(!a.text().contains("catalog.internal"), "{}", a.text());
+    let ours = "v1/prod/namespaces/sales/tables/orders/sign";
+    let signing = &a.json()["remote-signing-config"];
+    assert_eq!(signing["headers"], json!({"X-Custom": ["kept"]}));
+    assert_eq!(
+        signing["properties"],
+        json!({"warehouse": "w", "signer.uri": "https://gate.example", "signer.endpoint": ours,
+               "s3.signer.uri": "https://gate.example", "s3.signer.endpoint": ours})
+    );
+    // Iceberg 1.12 reads only `signer.*`: written beside the `s3.signer.*` the upstream used
+    let config = &a.json()["config"];
+    assert_eq!((&config["signer.endpoint"], &config["signer.uri"]), (&json!(ours), &json!("https://gate.example")));
+    assert_eq!(upstream.only().target, TABLE);
+}
