@@ -131,7 +131,9 @@ impl Answers for Served<'_> {
     async fn sign_location(&mut self, route: &Route, narrowed: &Narrowed, request: &SignRequest) -> Result<(), Stop> {
         let table = vending::table_path(route, None).unwrap_or_default();
         let lookup = Outbound { strip_delegation: true, ..self.outbound(&table, narrowed) };
-        let checked = upstream_calls::sign_destination(self.shared, self.caller, &lookup, request).await;
+        let checked =
+            upstream_calls::sign_destination(self.shared, self.caller, &lookup, (request, route.prefix.as_deref()))
+                .await;
         if let Some(capture) = &mut self.cx.shadow {
             capture.sign = Some(checked.as_ref().map(|_| ()).map_err(Clone::clone));
         }

@@ -18,6 +18,7 @@ pub mod ownership;
 pub mod proxy;
 pub mod rewrite;
 pub mod server;
+pub mod signers;
 pub mod signing;
 pub mod staged;
 pub mod state;

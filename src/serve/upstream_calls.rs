@@ -92,7 +92,7 @@ pub async fn sign_destination(
     shared: &Shared,
     caller: &HeaderMap,
     lookup: &Outbound<'_>,
-    request: &SignRequest,
+    (request, prefix): (&SignRequest, Option<&str>),
 ) -> Result<crate::serve::signing::Forward, Refusal> {
     let signing = &shared.config.credentials.signing;
     let rules = headers::HeaderRules {
@@ -104,9 +104,15 @@ pub async fn sign_destination(
     headers::check(&request.headers, &rules).map_err(|e| Refusal::from(&e))?;
     let table = load_table(shared, caller, lookup, true).await.map_err(|e| Refusal::from(&e))?;
     let checked = sign::check(request, &table, shared.vending.signing_endpoints()).map_err(|e| Refusal::from(&e))?;
+    // a table whose config names no signer is signed by the one getConfig advertises, if any
+    let advertised = match table.signer {
+        Some(_) => None,
+        None => crate::serve::signers::advertised(shared, caller, lookup.user, prefix).await,
+    };
     let to = table
         .signer
         .as_ref()
+        .or(advertised.as_ref())
         .map(|signer| signer.destination(&shared.upstream.catalog_uri(), shared.vending.signer_origins()))
         .transpose()
         .map_err(|e| Refusal::from(&e))?;

@@ -125,7 +125,9 @@ pub async fn respond(
     // Every success of an inspected operation is inspected, whatever its 2xx status (an
     // upstream answering 203 or 206 gets no pass for it, DESIGN.md §7).
     let success = head.status.is_success();
-    let bytes = if head.status.is_client_error() || head.status.is_server_error() {
+    // the answer to a HEAD has no body to give
+    let head_request = matches!(op, OperationId::NamespaceExists | OperationId::TableExists | OperationId::ViewExists);
+    let bytes = if (head.status.is_client_error() || head.status.is_server_error()) && !head_request {
         let (bytes, replaced) = strip_stack(collect(body).await.map_err(fail)?, head.status);
         if replaced {
             head.headers.insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -145,7 +147,9 @@ pub async fn respond(
         sign.check_answer(&bytes).map_err(|r| Stop::plain(r, Some(op)))?;
         bytes
     } else if op == OperationId::GetConfig && success {
-        clean_config(&collect(body).await.map_err(fail)?, &shared.config).map_err(fail)?
+        let bytes = collect(body).await.map_err(fail)?;
+        shared.signers.remember_answer(&bytes);
+        clean_config(&bytes, &shared.config).map_err(fail)?
     } else if let (Some(vend), true) = (vend, success) {
         let bytes = collect(body).await.map_err(fail)?;
         let (chunks, done) = vended(shared, op, &vend, bytes, follow_up).await?;
