@@ -1,8 +1,8 @@
 //! The requests icegate sends upstream on its own behalf or the caller's, outside the one
 //! forwarded request: the existence HEAD of 403-or-404, the table load that tells a sign or
 //! credentials check where the table's data lives (and a sign request where it goes), the
-//! existence checks of names about to be created, and the stage-create that tells where the
-//! upstream places a staged table.
+//! existence checks of names about to be created, the stage-create that tells where the
+//! upstream places a staged table, and the getConfig that tells which signer a catalog advertises.
 
 use crate::core::credentials::sign::{self, headers};
 use crate::core::credentials::storage::TableStorage;
@@ -107,7 +107,7 @@ pub async fn sign_destination(
     // a table whose config names no signer is signed by the one getConfig advertises, if any
     let advertised = match table.signer {
         Some(_) => None,
-        None => crate::serve::signers::advertised(shared, caller, lookup.user, prefix).await,
+        None => advertised_signer(shared, caller, lookup.user, prefix).await,
     };
     let to = table
         .signer
@@ -117,6 +117,54 @@ pub async fn sign_destination(
         .transpose()
         .map_err(|e| Refusal::from(&e))?;
     Ok(crate::serve::signing::Forward { to, method: request.method.clone(), body_sha256: checked.body_sha256 })
+}
+
+/// The signer the upstream's getConfig advertises for the catalog at `prefix`, asked with the
+/// caller's credentials when not known; `None` when it advertises none or cannot say.
+pub async fn advertised_signer(
+    shared: &Shared,
+    caller: &HeaderMap,
+    user: &str,
+    prefix: Option<&str>,
+) -> Option<crate::core::credentials::storage::Signer> {
+    let ttl = std::time::Duration::from_secs(shared.config.credentials.location_cache_seconds);
+    let prefix = prefix.unwrap_or_default();
+    if let Some(known) = shared.signers.recall(prefix, ttl) {
+        return known;
+    }
+    let query = shared.health.config_query.lock().ok().and_then(|q| q.clone()).unwrap_or_default();
+    let signer = ask(shared, caller, user, &query, prefix).await;
+    // an answer that says nothing is kept too, so that each sign request does not ask again; a
+    // getConfig relayed later replaces it
+    if !ttl.is_zero() {
+        shared.signers.remember(prefix.to_owned(), signer.clone());
+    }
+    signer
+}
+
+/// getConfig asked with `query`: the signer it advertises for `prefix`, if it answers for it.
+async fn ask(
+    shared: &Shared,
+    caller: &HeaderMap,
+    user: &str,
+    query: &str,
+    prefix: &str,
+) -> Option<crate::core::credentials::storage::Signer> {
+    let get = http::Method::GET;
+    let out = Outbound { method: &get, path: "/v1/config", query, user, active_roles: None, strip_delegation: true };
+    let response = send(shared, &strip_idempotency(caller), &out, crate::serve::forward::empty()).await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let body = collect(response.into_body()).await.ok()?;
+    let (answered, signer) = crate::core::credentials::storage::advertised_in_config(&body)?;
+    let answered = answered.unwrap_or_default();
+    if answered == prefix {
+        return signer;
+    }
+    // the last accepted query names another catalog, whose signer is worth keeping
+    shared.signers.remember(answered, signer);
+    None
 }
 
 /// A load of the table for its storage. `for_signing` asks the upstream for remote signing, so
