@@ -146,6 +146,24 @@ impl From<&crate::core::credentials::storage::SignerError> for Refusal {
     }
 }
 
+impl From<&crate::core::credentials::sign::headers::HeaderError> for Refusal {
+    fn from(e: &crate::core::credentials::sign::headers::HeaderError) -> Self {
+        Self::forbidden(format!("not authorized to sign: {e}"))
+    }
+}
+
+impl From<&crate::core::credentials::sign::bind::BindError> for Refusal {
+    /// An answer that does not bind what was checked is never relayed: the upstream's signer
+    /// is at fault, and the signature would open more than was authorized.
+    fn from(e: &crate::core::credentials::sign::bind::BindError) -> Self {
+        use crate::core::credentials::sign::bind::BindError;
+        match e {
+            BindError::Request(_) => Self::new(500, "ServiceFailureException", e.to_string()),
+            BindError::Unbound(_) => Self::new(502, "BadGatewayException", e.to_string()),
+        }
+    }
+}
+
 impl From<&crate::core::credentials::sign::SignError> for Refusal {
     fn from(e: &crate::core::credentials::sign::SignError) -> Self {
         Self::forbidden(format!("not authorized to sign: {e}"))

@@ -6,10 +6,17 @@
 //! `s3://lake/wh/t`: the bucket it named is `lake`, and the key (the percent-decoded path up to
 //! the first `?`), or the listing `prefix`, or every `Key` element anywhere in a batch-delete
 //! body lies inside `wh/t`. Raw `uri`s are fed too, to find panics.
+//!
+//! A fourth part gives the request's headers (`name:value` lines). Property (DESIGN.md §8, issue
+//! 28): a signature is only ever relayed when every `x-amz-*` header it would sign is on the
+//! allow-list (written out here again, not taken from icegate) and, for a batch delete, when it
+//! binds the checked body: the check asks for that body's SHA-256, the sign request forwarded
+//! carries it as its only `x-amz-content-sha256`, and only an answer that signed that header with
+//! that value is accepted.
 #![no_main]
 
 use icegate::core::credentials::s3url::Endpoint;
-use icegate::core::credentials::sign::check;
+use icegate::core::credentials::sign::{bind, check, headers};
 use icegate::core::credentials::storage::TableStorage;
 use icegate::core::iceberg::body::SignRequest;
 use libfuzzer_sys::fuzz_target;
@@ -49,12 +56,19 @@ fuzz_target!(|data: &[u8]| {
     let Some((&selector, rest)) = data.split_first() else { return };
     let Some((&choice, rest)) = rest.split_first() else { return };
     let text = String::from_utf8_lossy(rest);
-    let mut parts = text.splitn(3, '\u{1}');
-    let (tail, query, body) = (parts.next().unwrap_or(""), parts.next(), parts.next());
+    let mut parts = text.splitn(4, '\u{1}');
+    let (tail, query, body, header_lines) = (parts.next().unwrap_or(""), parts.next(), parts.next(), parts.next());
+    let header_list: Vec<(String, Vec<String>)> = header_lines
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.to_owned(), vec![v.to_owned()]))
+        .collect();
     let method = METHODS[usize::from(choice) % METHODS.len()];
     if selector == 255 {
         // a raw `uri`: only that nothing panics
-        let sign = request(method, tail, body);
+        let sign = SignRequest { headers: header_list, ..request(method, tail, body) };
+        let _ = headers::check(&sign.headers, &headers::HeaderRules::default());
         let _ = check(&sign, &table, &configured);
         return;
     }
@@ -65,10 +79,14 @@ fuzz_target!(|data: &[u8]| {
         None => tail.to_owned(),
     };
     let uri = format!("{}{after}", form.replace("{b}", bucket));
-    let sign = request(method, &uri, body);
-    if check(&sign, &table, &configured).is_err() {
+    let sign = SignRequest { headers: header_list, ..request(method, &uri, body) };
+    if headers::check(&sign.headers, &headers::HeaderRules::default()).is_err() {
         return;
     }
+    for (name, values) in &sign.headers {
+        assert!(header_allowed(name, values), "a header off the allow-list was signed: {name}: {values:?}");
+    }
+    let Ok(checked) = check(&sign, &table, &configured) else { return };
     // Allowed: check it against what was generated, not against icegate's own reading.
     assert_eq!(bucket, "lake", "another bucket was signed: {uri}");
     assert!(!form.contains("accesspoint") && !form.contains("unknown"), "an unmappable host was signed: {uri}");
@@ -94,6 +112,7 @@ fuzz_target!(|data: &[u8]| {
             .map(|k| k.descendants().filter(|n| n.is_text()).filter_map(|n| n.text()).collect())
             .collect();
         assert!(!keys.is_empty(), "a delete of nothing was signed: {xml}");
+        assert_bound(xml, checked.body_sha256.as_deref());
         for key in keys {
             assert!(key == "wh/t" || inside(&key), "a delete outside the table was signed: `{key}` in {xml}");
         }
@@ -104,6 +123,58 @@ fuzz_target!(|data: &[u8]| {
     }
 });
 
+/// The allow-list of DESIGN.md §8 with the default configuration, written out again.
+fn header_allowed(name: &str, values: &[String]) -> bool {
+    let n = name.to_ascii_lowercase();
+    if n == "authorization" || n == "x-amz-security-token" {
+        return false;
+    }
+    if !n.starts_with("x-amz-") {
+        return true;
+    }
+    let exact = [
+        "x-amz-content-sha256",
+        "x-amz-date",
+        "x-amz-sdk-checksum-algorithm",
+        "x-amz-trailer",
+        "x-amz-decoded-content-length",
+        "x-amz-copy-source",
+        "x-amz-copy-source-range",
+        "x-amz-server-side-encryption",
+        "x-amz-server-side-encryption-aws-kms-key-id",
+        "x-amz-server-side-encryption-context",
+        "x-amz-server-side-encryption-bucket-key-enabled",
+        "x-amz-expected-bucket-owner",
+        "x-amz-request-payer",
+        "x-amz-storage-class",
+        "x-amz-tagging",
+    ];
+    let prefixes = ["x-amz-checksum-", "x-amz-meta-", "x-amz-copy-source-if-"];
+    (n == "x-amz-acl" && values.iter().all(|v| v.trim() == "bucket-owner-full-control"))
+        || exact.contains(&n.as_str())
+        || prefixes.iter().any(|p| n.starts_with(p))
+}
+
+/// A batch delete's signature binds its body: the hash asked for is the body's, the forwarded
+/// request carries exactly it, and an answer is accepted only when it signed it.
+fn assert_bound(xml: &str, hash: Option<&str>) {
+    use sha2::Digest;
+    let expected: String = sha2::Sha256::digest(xml.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(hash, Some(expected.as_str()), "a batch delete was not bound to its body");
+    let request = serde_json::json!({"region": "r", "method": "POST", "uri": "u", "body": xml,
+        "headers": {"X-Amz-Content-Sha256": ["UNSIGNED-PAYLOAD"]}});
+    let bound: serde_json::Value =
+        serde_json::from_slice(&bind::bound_request(request.to_string().as_bytes(), &expected).expect("bound"))
+            .expect("json");
+    assert_eq!(bound["headers"], serde_json::json!({"x-amz-content-sha256": [expected]}));
+    let answer = |signed: &str, value: &str| {
+        serde_json::json!({"uri": "u", "headers": {"Authorization": [format!("AWS4-HMAC-SHA256 Credential=a, SignedHeaders={signed}, Signature=s")], "x-amz-content-sha256": [value]}}).to_string()
+    };
+    assert!(bind::check_answer(answer("host;x-amz-content-sha256", &expected).as_bytes(), &expected).is_ok());
+    assert!(bind::check_answer(answer("host", &expected).as_bytes(), &expected).is_err());
+    assert!(bind::check_answer(answer("host;x-amz-content-sha256", "UNSIGNED-PAYLOAD").as_bytes(), &expected).is_err());
+}
+
 fn request(method: &str, uri: &str, body: Option<&str>) -> SignRequest {
     SignRequest {
         region: "us-east-1".to_owned(),
@@ -111,7 +182,6 @@ fn request(method: &str, uri: &str, body: Option<&str>) -> SignRequest {
         uri: uri.to_owned(),
         provider: None,
         body: body.map(str::to_owned),
-        copy_sources: Vec::new(),
-        hosts: Vec::new(),
+        ..SignRequest::default()
     }
 }

@@ -40,7 +40,7 @@ pub struct Credentials {
 }
 
 /// `[credentials.signing]` (docs/design.md §8).
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Signing {
     /// S3-compatible endpoints besides AWS's that a sign request's `uri` may name, for tables
@@ -49,6 +49,29 @@ pub struct Signing {
     /// Origins (`https://host[:port]`) besides the upstream's own where icegate forwards a sign
     /// request to the signer the upstream advertises for a table.
     pub signer_origins: Vec<String>,
+    /// Sign `x-amz-storage-class` (a writer could otherwise choose an archive class that makes
+    /// the table's files unreadable until restored).
+    pub allow_storage_class: bool,
+    /// Sign `x-amz-tagging` (tags can steer lifecycle rules and tag-based access).
+    pub allow_tagging: bool,
+    /// Sign `x-amz-server-side-encryption-customer-*`: a key only the writer knows makes the
+    /// data unreadable to everyone else, so it is off unless a deployment relies on SSE-C.
+    pub allow_sse_c: bool,
+    /// The only `x-amz-server-side-encryption-aws-kms-key-id` signed, when set.
+    pub kms_key_id: Option<String>,
+}
+
+impl Default for Signing {
+    fn default() -> Self {
+        Self {
+            endpoints: Vec::new(),
+            signer_origins: Vec::new(),
+            allow_storage_class: true,
+            allow_tagging: true,
+            allow_sse_c: false,
+            kms_key_id: None,
+        }
+    }
 }
 
 /// One `credentials.signing.endpoints` entry.
@@ -156,5 +179,19 @@ mod tests {
         )
         .unwrap();
         assert_eq!(signing.signing.endpoints.iter().map(|e| e.path_style).collect::<Vec<_>>(), [true, false]);
+        let on = Credentials::default().signing;
+        assert_eq!(
+            (on.allow_storage_class, on.allow_tagging, on.allow_sse_c, on.kms_key_id),
+            (true, true, false, None)
+        );
+        let off: Credentials = toml::from_str(
+            "[signing]\nallow_storage_class = false\nallow_tagging = false\nallow_sse_c = true\nkms_key_id = \"k\"",
+        )
+        .unwrap();
+        let off = off.signing;
+        assert_eq!(
+            (off.allow_storage_class, off.allow_tagging, off.allow_sse_c, off.kms_key_id.as_deref()),
+            (false, false, true, Some("k"))
+        );
     }
 }

@@ -53,14 +53,14 @@ pub enum Refused {
     #[error("cannot create {created} now: the upstream did not say whether an object of another kind has its name")]
     CollisionUnknown { created: String },
     /// A purge makes the catalog delete every file the table's metadata references, wherever it
-    /// lies (DESIGN.md §4 dropTable).
+    /// lies (docs/design.md §4 dropTable).
     #[error(
         "not authorized to purge `{object}`: a purge deletes every file the table's metadata references, wherever \
          it lies, so only the catalog's owner may request one; drop the table without `purgeRequested` and leave \
          its files to the administrator"
     )]
     Purge { object: String },
-    /// A chosen location that is not a location icegate can compare (DESIGN.md §4).
+    /// A chosen location that is not a location icegate can compare (docs/design.md §4).
     #[error("invalid location: {0}")]
     Location(LocationError),
     /// A chosen location outside the directory of the table's namespace (the location rule).

@@ -44,7 +44,7 @@ pub trait Answers {
         tables: &[TableIdent],
     ) -> impl Future<Output = Vec<(TableIdent, String)>> + Send;
 
-    /// The directory of each namespace in `namespaces` (DESIGN.md §4 location rule): its
+    /// The directory of each namespace in `namespaces` (docs/design.md §4 location rule): its
     /// `location` property as the upstream reports it, else the parent of where the upstream
     /// places a new table there. A stop (503) when the upstream can answer neither.
     fn namespace_locations(

@@ -34,8 +34,8 @@ pub struct Served<'a> {
     incoming: Option<Incoming>,
     /// What the inspect stage left for forwarding.
     forward: Option<RequestBody>,
-    /// Where an authorized sign request goes when not to its table-scoped route (docs/design.md §8).
-    signer: Option<http::Uri>,
+    /// How an authorized sign request is forwarded (docs/design.md §8).
+    sign: Option<crate::serve::signing::Forward>,
 }
 
 impl<'a> Served<'a> {
@@ -49,14 +49,14 @@ impl<'a> Served<'a> {
         incoming: Incoming,
     ) -> Self {
         let (method, caller) = (&parts.method, &parts.headers);
-        Self { shared, snap, method, caller, user, cx, incoming: Some(incoming), forward: None, signer: None }
+        Self { shared, snap, method, caller, user, cx, incoming: Some(incoming), forward: None, sign: None }
     }
 
     /// What the forward stage takes once the sequence allowed the request: the body the
-    /// inspect stage left (`None` for getConfig, whose body is never read), and where an
-    /// authorized sign request goes when not to its table-scoped route.
-    pub fn into_forward(self) -> (Option<RequestBody>, Option<http::Uri>) {
-        (self.forward, self.signer)
+    /// inspect stage left (`None` for getConfig, whose body is never read), and how an
+    /// authorized sign request is forwarded.
+    pub fn into_forward(self) -> (Option<RequestBody>, Option<crate::serve::signing::Forward>) {
+        (self.forward, self.sign)
     }
 }
 
@@ -144,11 +144,13 @@ impl Answers for Served<'_> {
     async fn sign_location(&mut self, route: &Route, narrowed: &Narrowed, request: &SignRequest) -> Result<(), Stop> {
         let table = vending::table_path(route, None).unwrap_or_default();
         let lookup = Outbound { strip_delegation: true, ..self.outbound(&table, narrowed) };
-        let checked = upstream_calls::sign_destination(self.shared, self.caller, &lookup, request).await;
+        let checked =
+            upstream_calls::sign_destination(self.shared, self.caller, &lookup, (request, route.prefix.as_deref()))
+                .await;
         if let Some(capture) = &mut self.cx.shadow {
             capture.sign = Some(checked.as_ref().map(|_| ()).map_err(Clone::clone));
         }
-        self.signer = checked.map_err(|refusal| Stop::plain(refusal, Some(route.operation)))?;
+        self.sign = Some(checked.map_err(|refusal| Stop::plain(refusal, Some(route.operation)))?);
         Ok(())
     }
 

@@ -20,6 +20,8 @@ pub mod proxy;
 pub mod rescue;
 pub mod rewrite;
 pub mod server;
+pub mod signers;
+pub mod signing;
 pub mod staged;
 pub mod state;
 pub mod sts;

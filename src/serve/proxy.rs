@@ -107,7 +107,7 @@ async fn pipeline(
     let unwrap_token = |route: &Route, token: &str| shared.tokens.open(&tokens::binding(&principal.user, route), token);
     let mut answers = Served::new(shared, snap, &parts, &principal.user, cx, body);
     let mut decided = sequence::sequence(snap, &state.owners, settings, asked, unwrap_token, &mut answers).await?;
-    let (body, signer) = answers.into_forward();
+    let (body, sign) = answers.into_forward();
     let (route, catalog) = (&decided.route, decided.catalog.as_str());
     let op = route.operation;
     cx.reason = Some(std::mem::take(&mut decided.reason));
@@ -132,6 +132,11 @@ async fn pipeline(
         active_roles: narrowed.upstream_header.as_deref(),
         strip_delegation: action.is_some_and(Action::strips_delegation),
     };
+    // a batch delete's sign request carries the hash of the body that was checked (docs/design.md §8)
+    let (body, bound_headers) = match &sign {
+        Some(sign) => sign.bound(body, &parts.headers).map_err(|r| Stop::plain(r, Some(op)))?,
+        None => (body, None),
+    };
     let upstream_body = body.map_or_else(forward::empty, RequestBody::into_upstream);
     // The ownership changes the request makes if the upstream carries it out (docs/design.md §4),
     // durable in the ownership store before anything is forwarded, else 503.
@@ -140,7 +145,8 @@ async fn pipeline(
         ownership::prepare(shared, &parts.headers, &principal.user, changes).await.map_err(error::stop(Some(op)))?;
     cx.decided();
     let sent = std::time::Instant::now();
-    let response = send_to(shared, &parts.headers, &out, signer.as_ref(), upstream_body).await;
+    let to = sign.as_ref().and_then(|s| s.to.as_ref());
+    let response = send_to(shared, bound_headers.as_ref().unwrap_or(&parts.headers), &out, to, upstream_body).await;
     let response = ownership::settle(shared, &parts.headers, intents, response).await?;
     cx.upstream_took = Some(sent.elapsed());
     cx.upstream_status = Some(response.status().as_u16());
@@ -152,6 +158,7 @@ async fn pipeline(
         Vend::of(action, (route, decided.body.as_ref()), (catalog, &principal.user), cx, &parts.headers)
     });
     let follow_up = FollowUp { caller: &parts.headers, out: &out };
+    cx.sign = sign;
     let (response, done) = rewrite::respond(shared, route, vend.into(), response, visible, follow_up, cx).await?;
     cx.credential = done.map(Action::audit).or(cx.credential);
     Ok(response)

@@ -28,6 +28,8 @@ pub struct Shared {
     pub metrics: crate::ops::metrics::Metrics,
     /// The ownership store (docs/design.md §4); its index is published in `state`.
     pub owners: Arc<crate::ops::owners::Owners>,
+    /// The signers the upstream's getConfig advertised (docs/design.md §8).
+    pub signers: crate::serve::signers::Advertised,
     /// The locations stage-create responses carried (docs/design.md §4 updateTable).
     pub staged: crate::serve::staged::StagedLocations,
     /// One permit per shadow decision that may be pending ([`crate::serve::observe::SHADOW_QUEUE`]).
@@ -126,6 +128,7 @@ impl Shared {
                     &config.identity.header.groups_header,
                 ),
             ),
+            signers: crate::serve::signers::Advertised::default(),
             staged: crate::serve::staged::StagedLocations::new(
                 std::time::Duration::from_secs(config.owners.staged_location_seconds),
                 clock.clone(),

@@ -1,10 +1,11 @@
 //! The requests icegate sends upstream on its own behalf or the caller's, outside the one
 //! forwarded request: the existence HEAD of 403-or-404, the table load that tells a sign or
 //! credentials check where the table's data lives (and a sign request where it goes), the
-//! existence checks of names about to be created, and the stage-create that tells where the
-//! upstream places a staged table.
+//! existence checks of names about to be created, the stage-create that tells where the
+//! upstream places a staged table, and the getConfig that tells which signer a catalog advertises.
 
-use crate::core::credentials::{sign, storage::TableStorage};
+use crate::core::credentials::sign::{self, headers};
+use crate::core::credentials::storage::TableStorage;
 use crate::core::decide::Collision;
 use crate::core::iceberg::TableIdent;
 use crate::core::iceberg::body::SignRequest;
@@ -32,7 +33,7 @@ pub async fn send(
 }
 
 /// As [`send`], to `to` instead of `out`'s path on the upstream when given (a sign request
-/// going to the signer the upstream advertised, DESIGN.md §8).
+/// going to the signer the upstream advertised, docs/design.md §8).
 pub async fn send_to(
     shared: &Shared,
     caller: &HeaderMap,
@@ -83,23 +84,87 @@ pub async fn table_locations(
     load_table(shared, caller, lookup, false).await
 }
 
-/// Authorizes where a sign request reaches (DESIGN.md §8) and says where it goes: `None` for
-/// its table-scoped route, else the signer the upstream advertises for the table. `lookup`
-/// loads the table as for [`table_locations`].
+/// Authorizes what a sign request has signed and where it reaches (docs/design.md §8) and says how
+/// it is forwarded: where it goes (`None` for its table-scoped route, else the signer the
+/// upstream advertises for the table) and what its signature must bind. `lookup` loads the table
+/// as for [`table_locations`]; refused headers are refused before that load.
 pub async fn sign_destination(
     shared: &Shared,
     caller: &HeaderMap,
     lookup: &Outbound<'_>,
-    request: &SignRequest,
-) -> Result<Option<http::Uri>, Refusal> {
+    (request, prefix): (&SignRequest, Option<&str>),
+) -> Result<crate::serve::signing::Forward, Refusal> {
+    let signing = &shared.config.credentials.signing;
+    let rules = headers::HeaderRules {
+        storage_class: signing.allow_storage_class,
+        tagging: signing.allow_tagging,
+        sse_c: signing.allow_sse_c,
+        kms_key_id: signing.kms_key_id.as_deref(),
+    };
+    headers::check(&request.headers, &rules).map_err(|e| Refusal::from(&e))?;
     let table = load_table(shared, caller, lookup, true).await.map_err(|e| Refusal::from(&e))?;
-    sign::check(request, &table, shared.vending.signing_endpoints()).map_err(|e| Refusal::from(&e))?;
-    table
+    let checked = sign::check(request, &table, shared.vending.signing_endpoints()).map_err(|e| Refusal::from(&e))?;
+    // a table whose config names no signer is signed by the one getConfig advertises, if any
+    let advertised = match table.signer {
+        Some(_) => None,
+        None => advertised_signer(shared, caller, lookup.user, prefix).await,
+    };
+    let to = table
         .signer
         .as_ref()
+        .or(advertised.as_ref())
         .map(|signer| signer.destination(&shared.upstream.catalog_uri(), shared.vending.signer_origins()))
         .transpose()
-        .map_err(|e| Refusal::from(&e))
+        .map_err(|e| Refusal::from(&e))?;
+    Ok(crate::serve::signing::Forward { to, method: request.method.clone(), body_sha256: checked.body_sha256 })
+}
+
+/// The signer the upstream's getConfig advertises for the catalog at `prefix`, asked with the
+/// caller's credentials when not known; `None` when it advertises none or cannot say.
+pub async fn advertised_signer(
+    shared: &Shared,
+    caller: &HeaderMap,
+    user: &str,
+    prefix: Option<&str>,
+) -> Option<crate::core::credentials::storage::Signer> {
+    let ttl = std::time::Duration::from_secs(shared.config.credentials.location_cache_seconds);
+    let prefix = prefix.unwrap_or_default();
+    if let Some(known) = shared.signers.recall(prefix, ttl) {
+        return known;
+    }
+    let query = shared.health.config_query.lock().ok().and_then(|q| q.clone()).unwrap_or_default();
+    let signer = ask(shared, caller, user, &query, prefix).await;
+    // an answer that says nothing is kept too, so that each sign request does not ask again; a
+    // getConfig relayed later replaces it
+    if !ttl.is_zero() {
+        shared.signers.remember(prefix.to_owned(), signer.clone());
+    }
+    signer
+}
+
+/// getConfig asked with `query`: the signer it advertises for `prefix`, if it answers for it.
+async fn ask(
+    shared: &Shared,
+    caller: &HeaderMap,
+    user: &str,
+    query: &str,
+    prefix: &str,
+) -> Option<crate::core::credentials::storage::Signer> {
+    let get = http::Method::GET;
+    let out = Outbound { method: &get, path: "/v1/config", query, user, active_roles: None, strip_delegation: true };
+    let response = send(shared, &strip_idempotency(caller), &out, crate::serve::forward::empty()).await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let body = collect(response.into_body()).await.ok()?;
+    let (answered, signer) = crate::core::credentials::storage::advertised_in_config(&body)?;
+    let answered = answered.unwrap_or_default();
+    if answered == prefix {
+        return signer;
+    }
+    // the last accepted query names another catalog, whose signer is worth keeping
+    shared.signers.remember(answered, signer);
+    None
 }
 
 /// A load of the table for its storage. `for_signing` asks the upstream for remote signing, so
@@ -155,7 +220,7 @@ async fn exists(shared: &Shared, caller: &HeaderMap, path: &str) -> Existence {
 }
 
 /// Whether an object of another kind already has the name `collision` is about to create
-/// (DESIGN.md §4 "One name, one kind, one level"): the first answer other than missing, of a
+/// (docs/design.md §4 "One name, one kind, one level"): the first answer other than missing, of a
 /// HEAD per object that could have it.
 pub async fn collision(shared: &Shared, caller: &HeaderMap, route: &Route, collision: &Collision) -> Existence {
     let base = route.catalog_base();

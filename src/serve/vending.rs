@@ -1,4 +1,4 @@
-//! The credential steps of the request path that need the network (DESIGN.md §8): learning a
+//! The credential steps of the request path that need the network (docs/design.md §8): learning a
 //! table's locations from the upstream (cached briefly), minting downscoped credentials, and
 //! rewriting a credential-bearing response. The rules themselves are pure, in `credentials`.
 
@@ -49,7 +49,7 @@ pub fn validate(config: &crate::config::Credentials) -> Result<(), crate::config
 
 /// What happens to one response's credentials: `scope` is the request's credential scope;
 /// `service` says the upstream authenticates icegate, not the caller, so what it vends is
-/// taken as WRITE (DESIGN.md §8).
+/// taken as WRITE (docs/design.md §8).
 pub fn action(mode: Mode, scope: CredentialScope, service: bool) -> Action {
     let broader = scope.narrowed < scope.unnarrowed || (service && scope.narrowed == Scope::Read);
     match mode {

@@ -187,7 +187,10 @@ async fn signer_keys_point_at_icegates_table_endpoint() {
     assert_eq!(
         v["config"],
         json!({"s3.remote-signing-enabled": "true", "s3.signer.uri": "https://gate.example/iceberg",
-               "s3.signer.endpoint": "v1/prod/namespaces/sales/tables/orders/sign"})
+               "s3.signer.endpoint": "v1/prod/namespaces/sales/tables/orders/sign",
+               // Iceberg 1.12 reads only these (issue 28)
+               "signer.uri": "https://gate.example/iceberg",
+               "signer.endpoint": "v1/prod/namespaces/sales/tables/orders/sign"})
     );
 }
 

@@ -44,6 +44,17 @@ fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Map<String, V
     Option::<Map<String, Value>>::deserialize(d).map(Option::unwrap_or_default)
 }
 
+/// The spec's `RemoteSigningConfig`; members it does not define pass as they came.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+pub struct RemoteSigningConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub properties: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<Map<String, Value>>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
 /// Where icegate's own endpoints for the table are, as written into responses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Endpoints {
@@ -125,23 +136,41 @@ impl Rules<'_> {
     }
 
     fn rewrite_endpoints(&self, config: &mut Map<String, Value>) {
-        let endpoints = self.endpoints;
         for key in REFRESH_KEYS {
             if let Some(value) = config.get_mut(key) {
-                *value = Value::String(endpoints.credentials.clone());
+                *value = Value::String(self.endpoints.credentials.clone());
             }
         }
         let remote_signing = config.get("s3.remote-signing-enabled").and_then(Value::as_str) == Some("true");
-        for [uri, endpoint] in [S3_SIGNER_KEYS, SIGNER_KEYS] {
-            let uses_signer = config.contains_key(uri) || config.contains_key(endpoint);
-            if uses_signer || (remote_signing && uri == S3_SIGNER_KEYS[0]) {
-                config.insert(endpoint.to_owned(), Value::String(endpoints.sign.clone()));
-                match &endpoints.signer_uri {
-                    Some(base) => config.insert(uri.to_owned(), Value::String(base.clone())),
-                    None => config.remove(uri),
-                };
-            }
+        let uses_signer = [S3_SIGNER_KEYS, SIGNER_KEYS].iter().flatten().any(|k| config.contains_key(*k));
+        if uses_signer || remote_signing {
+            self.write_signer(config);
         }
+    }
+
+    /// icegate's signer for the table, in every spelling: PyIceberg and Iceberg before 1.11
+    /// read `s3.signer.*`, Iceberg 1.12 only `signer.*`.
+    fn write_signer(&self, map: &mut Map<String, Value>) {
+        for [uri, endpoint] in [S3_SIGNER_KEYS, SIGNER_KEYS] {
+            map.insert(endpoint.to_owned(), Value::String(self.endpoints.sign.clone()));
+            match &self.endpoints.signer_uri {
+                Some(base) => map.insert(uri.to_owned(), Value::String(base.clone())),
+                None => map.remove(uri),
+            };
+        }
+    }
+
+    /// The spec's top-level `remote-signing-config` (Iceberg 1.11+). Clients send its `headers`
+    /// with every request to icegate's signer, so none may set a header icegate reads; its
+    /// `properties` come back in every sign request and are relayed to the upstream's signer,
+    /// and name icegate's signer for the clients that look for it there.
+    pub fn remote_signing_config(&self, config: &mut RemoteSigningConfig) {
+        if let Some(headers) = &mut config.headers {
+            headers.retain(|name, _| !self.read_headers.iter().any(|h| same_header(name, h)));
+        }
+        let properties = config.properties.get_or_insert_with(Map::new);
+        self.scrub(properties);
+        self.write_signer(properties);
     }
 }
 
@@ -173,6 +202,13 @@ pub fn read_headers(user_header: &str, groups_header: &str) -> Vec<String> {
 pub fn names_read_header(key: &str, read_headers: &[String]) -> bool {
     key.get(..7).is_some_and(|p| p.eq_ignore_ascii_case("header."))
         && key.get(7..).is_some_and(|name| read_headers.iter().any(|h| name.trim().eq_ignore_ascii_case(h)))
+}
+
+/// Whether the header `name` is `read` (lower case), as a server that folds `_` into `-` would
+/// also read it.
+fn same_header(name: &str, read: &str) -> bool {
+    let name = name.trim();
+    name.eq_ignore_ascii_case(read) || (name.contains('_') && name.replace('_', "-").eq_ignore_ascii_case(read))
 }
 
 /// A table's locations: `location` and the location properties (docs/design.md §8), in that order,

@@ -2,7 +2,7 @@
 //! bytes around the rewritten parts: the `metadata` (megabytes, for a big table) is never
 //! parsed into a tree nor copied.
 
-use super::clean::{Rules, StorageCredential, table_locations};
+use super::clean::{RemoteSigningConfig, Rules, StorageCredential, table_locations};
 use super::envelope::{self, Envelope, EnvelopeError};
 use super::storage::TableStorage;
 use bytes::Bytes;
@@ -16,6 +16,8 @@ pub struct Parsed {
     envelope: Envelope,
     config: Option<Map<String, Value>>,
     storage: Option<Vec<StorageCredential>>,
+    /// The top-level `remote-signing-config` (Iceberg 1.11+).
+    remote_signing: Option<RemoteSigningConfig>,
     /// The table's locations, when the response carries its `metadata`.
     pub locations: Option<Vec<String>>,
 }
@@ -34,6 +36,11 @@ impl Parsed {
             .map(|m| envelope::parse::<Option<_>>(&body, m, "a list of storage credentials"))
             .transpose()?
             .flatten();
+        let remote_signing: Option<RemoteSigningConfig> = envelope
+            .member("remote-signing-config")
+            .map(|m| envelope::parse::<Option<_>>(&body, m, "a remote signing configuration"))
+            .transpose()?
+            .flatten();
         let locations = match envelope.member("metadata") {
             None => None,
             Some(_) => {
@@ -50,7 +57,7 @@ impl Parsed {
                 Some(table_locations(location, properties.as_ref()))
             }
         };
-        Ok(Self { body, envelope, config, storage, locations })
+        Ok(Self { body, envelope, config, storage, remote_signing, locations })
     }
 
     /// The table's storage, when the response carries its `metadata`.
@@ -74,6 +81,7 @@ impl Parsed {
         out.push(Bytes::from_static(b"{"));
         let mut config = self.config;
         let mut storage = self.storage;
+        let mut remote_signing = self.remote_signing;
         let is_table = self.envelope.member("metadata").is_some();
         let mut first = true;
         let mut member = |out: &mut Chunks, bytes: Bytes| {
@@ -89,6 +97,13 @@ impl Parsed {
                     let entries = rules.storage_credentials(storage.take().unwrap_or_default(), locations);
                     member(&mut out, rendered("storage-credentials", &entries)?);
                 }
+                "remote-signing-config" => match remote_signing.take() {
+                    Some(mut signing) => {
+                        rules.remote_signing_config(&mut signing);
+                        member(&mut out, rendered("remote-signing-config", &signing)?);
+                    }
+                    None => member(&mut out, self.body.slice(m.span.clone())),
+                },
                 _ => member(&mut out, self.body.slice(m.span.clone())),
             }
         }

@@ -1,7 +1,11 @@
-//! What may be signed (DESIGN.md §8): the allow-list of S3 request shapes — object requests,
+//! What may be signed (docs/design.md §8): the allow-list of S3 request shapes — object requests,
 //! listings and batch deletes — and the check that everything a sign request reaches (its
 //! object, listing prefix, batch-delete keys, copy source) lies under one of the table's
-//! locations, with its `uri` read as the endpoint it names reads it.
+//! locations, with its `uri` read as the endpoint it names reads it. Which headers may be
+//! signed is [`headers`]; what a signature must bind besides them, [`bind`].
+
+pub mod bind;
+pub mod headers;
 
 use super::clean::{is_inside, is_under, s3_locations};
 use super::s3url::{self, Endpoint, MapError, RESPONSE_OVERRIDES, S3Target};
@@ -58,9 +62,17 @@ enum Shape<'a> {
     BatchDelete,
 }
 
+/// What an authorized sign request's signature must bind beyond what it was asked to sign.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Checked {
+    /// A batch delete's: the hex SHA-256 of the body whose keys were checked, which the
+    /// signature must sign as `x-amz-content-sha256` (docs/design.md §8 "What a signature binds").
+    pub body_sha256: Option<String>,
+}
+
 /// Checks a sign request against the table's storage; `configured` are the S3 endpoints of
 /// icegate's configuration (the table's own `s3.endpoint` is tried first).
-pub fn check(sign: &SignRequest, table: &TableStorage, configured: &[Endpoint]) -> Result<(), SignError> {
+pub fn check(sign: &SignRequest, table: &TableStorage, configured: &[Endpoint]) -> Result<Checked, SignError> {
     let locations: Vec<&str> = s3_locations(&table.locations).collect();
     if locations.is_empty() {
         return Err(SignError::NoLocation);
@@ -73,20 +85,24 @@ pub fn check(sign: &SignRequest, table: &TableStorage, configured: &[Endpoint]) 
     if !sign.copy_sources.is_empty() && (sign.method != "PUT" || target.key.is_empty()) {
         return Err(SignError::CopySource);
     }
+    let mut checked = Checked::default();
     match shape(&sign.method, &target)? {
         Shape::Object => object_under(&target.bucket, &target.key, &locations)?,
         Shape::Listing(prefix) => listing_under(&target.bucket, prefix, &locations)?,
         Shape::BatchDelete => {
-            for key in delete_keys(sign.body.as_deref().unwrap_or_default())? {
+            let body = sign.body.as_deref().unwrap_or_default();
+            for key in delete_keys(body)? {
                 object_under(&target.bucket, &key, &locations)?;
             }
+            // Without it, the signature of an `UNSIGNED-PAYLOAD` request opens any other body.
+            checked.body_sha256 = Some(bind::sha256_hex(body.as_bytes()));
         }
     }
     for source in &sign.copy_sources {
         let (bucket, key) = copy_source(source)?;
         object_under(&bucket, &key, &locations)?;
     }
-    Ok(())
+    Ok(checked)
 }
 
 /// The request's shape, from its method, whether it names a key, and its parameters.

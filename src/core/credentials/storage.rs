@@ -43,18 +43,39 @@ impl TableStorage {
         let get = |key: &str| config.and_then(|c| c.get(key)).and_then(Value::as_str).map(str::trim);
         let path_style = get("s3.path-style-access").is_some_and(|v| v.eq_ignore_ascii_case("true"));
         let endpoint = get("s3.endpoint").and_then(|url| Endpoint::parse(url, path_style));
-        let signer = [("s3.signer.uri", "s3.signer.endpoint"), ("signer.uri", "signer.endpoint")]
+        Self { locations, endpoint, signer: Signer::named_in(config) }
+    }
+}
+
+/// The prefix a getConfig answer gives its catalog and the signer it advertises, read as
+/// clients merge its `defaults` and `overrides` (the overrides win); `None` when the answer is
+/// not a config response.
+pub fn advertised_in_config(body: &[u8]) -> Option<(Option<String>, Option<Signer>)> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    let mut merged = Map::new();
+    for part in ["defaults", "overrides"] {
+        if let Some(map) = value.get(part).and_then(Value::as_object) {
+            merged.extend(map.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+    }
+    let prefix = merged.get("prefix").and_then(Value::as_str).map(str::to_owned);
+    Some((prefix, Signer::named_in(Some(&merged))))
+}
+
+impl Signer {
+    /// The signer a `config` map names: `s3.signer.uri` and `s3.signer.endpoint`, else the newer
+    /// `signer.uri` and `signer.endpoint`.
+    pub fn named_in(config: Option<&Map<String, Value>>) -> Option<Self> {
+        let get = |key: &str| config.and_then(|c| c.get(key)).and_then(Value::as_str).map(str::trim);
+        [("s3.signer.uri", "s3.signer.endpoint"), ("signer.uri", "signer.endpoint")]
             .into_iter()
             .map(|(uri, endpoint)| Signer {
                 uri: get(uri).map(str::to_owned),
                 endpoint: get(endpoint).map(str::to_owned),
             })
-            .find(|s| s.uri.is_some() || s.endpoint.is_some());
-        Self { locations, endpoint, signer }
+            .find(|s| s.uri.is_some() || s.endpoint.is_some())
     }
-}
 
-impl Signer {
     /// Where the upstream's clients would send a sign request: the endpoint resolved against the
     /// signer URI (the catalog URI `catalog` when absent), as Iceberg's and PyIceberg's clients
     /// join them. Only an origin in `allowed` (the upstream's own and the configured ones) is
@@ -105,6 +126,17 @@ mod tests {
             storage(json!({}))
         );
         assert_eq!(TableStorage::new(Vec::new(), None), TableStorage::default());
+    }
+
+    #[test]
+    fn get_config_advertises_a_signer_as_clients_merge_it() {
+        let lakekeeper_07 = br#"{"defaults": {"s3.signer.uri": "http://old"}, "overrides": {"prefix": "wh-1", "s3.signer.uri": "http://lk:8181/catalog/"}}"#;
+        assert_eq!(
+            advertised_in_config(lakekeeper_07),
+            Some((Some("wh-1".into()), Some(Signer { uri: Some("http://lk:8181/catalog/".into()), endpoint: None })))
+        );
+        assert_eq!(advertised_in_config(br#"{"defaults": {}, "overrides": {}}"#), Some((None, None)));
+        assert_eq!(advertised_in_config(b"nope"), None);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! Only the fields authorization reads are typed; the rest may be anything (forward
 //! compatibility), but a field icegate reads with the wrong type is 400. The bytes are read
-//! strictly first (DESIGN.md §7), and the bytes that were read are the bytes forwarded.
+//! strictly first (docs/design.md §7), and the bytes that were read are the bytes forwarded.
 
 mod wire;
 
@@ -43,7 +43,7 @@ pub enum BodyError {
     MissingIdentifier(usize),
     #[error("table `{0}` appears more than once in `table-changes`")]
     RepeatedTable(String),
-    /// Default deny holds for empty work: nothing to check is never "allowed" (DESIGN.md §4).
+    /// Default deny holds for empty work: nothing to check is never "allowed" (docs/design.md §4).
     #[error("`table-changes` is empty; a transaction must change at least one table")]
     EmptyTransaction,
     /// The caller asked for a body the operation does not have inspected (a routing bug).
@@ -103,7 +103,7 @@ pub struct TableUpdate {
     pub asserts_create: bool,
     /// The locations of its `set-location` updates, in order.
     pub set_locations: Vec<String>,
-    /// It sets or removes a location property (DESIGN.md §4).
+    /// It sets or removes a location property (docs/design.md §4).
     pub location_properties: bool,
     /// The values its `set-properties` give location properties, in order.
     pub property_locations: Vec<String>,
@@ -123,8 +123,9 @@ pub struct TableChange {
     pub update: TableUpdate,
 }
 
-/// A table-scoped remote-signing request (S3 signer spec's `S3SignRequest`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A table-scoped remote-signing request (S3 signer spec's `S3SignRequest`, the catalog spec's
+/// `RemoteSignRequest`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SignRequest {
     pub region: String,
     /// The HTTP method to sign, exactly as sent.
@@ -137,12 +138,17 @@ pub struct SignRequest {
     pub copy_sources: Vec<String>,
     /// Values of `Host` headers (any case): a signer signs the host given there, not the `uri`'s.
     pub hosts: Vec<String>,
+    /// Every header to sign, as sent: a signature makes each the caller's choice (docs/design.md §8).
+    pub headers: Vec<(String, Vec<String>)>,
+    /// The `properties` of the catalog's `remote-signing-config`, which clients send back
+    /// unchanged and icegate relays to the upstream's signer.
+    pub properties: Option<std::collections::BTreeMap<String, String>>,
 }
 
 pub use wire::LOCATION_PROPERTIES;
 
 /// Parses and checks the body of an inspected operation; the names it introduces follow the
-/// rules of names in paths, folded where the catalog folds (`rules`, DESIGN.md §2, §4).
+/// rules of names in paths, folded where the catalog folds (`rules`, docs/design.md §2, §4).
 pub fn inspect(route: &Route, bytes: &[u8], rules: &NameRules<'_>) -> Result<Body, BodyError> {
     use OperationId as Op;
     let op = route.operation;
@@ -213,6 +219,8 @@ pub fn inspect(route: &Route, bytes: &[u8], rules: &NameRules<'_>) -> Result<Bod
                 body: b.body,
                 copy_sources,
                 hosts,
+                headers: b.headers.into_iter().collect(),
+                properties: b.properties,
             })
         }
         Op::CreateView => {

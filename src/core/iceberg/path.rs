@@ -1,6 +1,6 @@
 //! Path canonicalization: how icegate and the upstream's Java stack (Jersey and Iceberg's
 //! `RESTUtil`) read a raw target alike. Whatever the two could read differently is refused
-//! here (400), before anything is authorized (DESIGN.md §7).
+//! here (400), before anything is authorized (docs/design.md §7).
 
 use super::names::NameError;
 use smallvec::SmallVec;
@@ -100,7 +100,7 @@ fn hex(b: u8) -> Option<u8> {
 enum Escapes {
     /// A path segment: no `%25`, and no encoded `/`, `\`, `;` or `#`.
     Path,
-    /// A segment that may be a declared catalog prefix sent whole (DESIGN.md §2): the path
+    /// A segment that may be a declared catalog prefix sent whole (docs/design.md §2): the path
     /// rules, less the refusal of an encoded `/`.
     Prefix,
     /// A query part: every escape is a character.
@@ -166,7 +166,7 @@ pub fn decode_path_part(raw: &str) -> Result<Cow<'_, str>, PathError> {
 }
 
 /// Decodes a path segment that may be a whole declared catalog prefix, whose `/` clients send
-/// as `%2F` (DESIGN.md §2): the rules of a path segment but that one. Only a prefix the policy
+/// as `%2F` (docs/design.md §2): the rules of a path segment but that one. Only a prefix the policy
 /// declares is read this way; anywhere else an encoded `/` is refused.
 pub fn decode_prefix_segment(raw: &str) -> Result<Cow<'_, str>, PathError> {
     check_raw_segment(raw)?;
@@ -209,7 +209,7 @@ impl<'a> Segment<'a> {
         Ok(Self { raw, parts })
     }
 
-    /// A segment that holds a whole declared catalog prefix, its `/` sent as `%2F` (DESIGN.md
+    /// A segment that holds a whole declared catalog prefix, its `/` sent as `%2F` (docs/design.md
     /// §2): one part, decoded by [`decode_prefix_segment`].
     pub fn prefix(raw: &'a str) -> Result<Self, PathError> {
         Self::check(raw)?;

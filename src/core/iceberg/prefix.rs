@@ -1,4 +1,4 @@
-//! Catalog prefixes that are not one plain segment (DESIGN.md §2 "Prefixes of real catalogs"):
+//! Catalog prefixes that are not one plain segment (docs/design.md §2 "Prefixes of real catalogs"):
 //! AWS Glue's and Unity Catalog's `catalogs/<id>` span two segments, and S3 Tables' bucket ARN
 //! reaches icegate as one segment with `%2F`. A declared prefix holding `/` is matched against
 //! the path before any other path rule; the rules of §7 then read the rest.
@@ -27,7 +27,7 @@ pub enum PrefixError {
 }
 
 /// Checks a declared prefix, written decoded: each `/`-separated segment must be one a request
-/// path can carry once decoded (DESIGN.md §7), or the prefix could never be matched.
+/// path can carry once decoded (docs/design.md §7), or the prefix could never be matched.
 pub fn check_declared(prefix: &str) -> Result<(), PrefixError> {
     if prefix.is_empty() {
         return Err(PrefixError::Empty);

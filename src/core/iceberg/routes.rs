@@ -16,13 +16,13 @@ pub struct RouteOptions<'a> {
     pub namespace_separators: &'a [String],
     /// Which prefixes name a catalog that folds names to lower case; none when `None`.
     pub folding: Option<Folding<'a>>,
-    /// The policy's declared prefixes that hold `/` (DESIGN.md §2), matched before any other
+    /// The policy's declared prefixes that hold `/` (docs/design.md §2), matched before any other
     /// path rule; none when `None`.
     pub prefixes: Option<&'a Prefixes>,
 }
 
 /// Whether the catalog a `{prefix}` names (`None`: the form without a prefix) folds names to
-/// lower case (DESIGN.md §2). The names of such a catalog are folded in the route and in the
+/// lower case (docs/design.md §2). The names of such a catalog are folded in the route and in the
 /// canonical path and query forwarded, so that what is forwarded is what was authorized.
 #[derive(Clone, Copy)]
 pub struct Folding<'a>(pub &'a dyn Fn(Option<&str>) -> bool);
@@ -50,7 +50,7 @@ pub enum Classified {
 pub struct Route {
     pub operation: OperationId,
     /// The decoded `{prefix}`; `None` for the form without a prefix. A declared prefix that
-    /// holds `/` is here as declared, however it was sent (DESIGN.md §2).
+    /// holds `/` is here as declared, however it was sent (docs/design.md §2).
     pub prefix: Option<String>,
     /// How many path segments after `/v1` the prefix takes (0 without one; 1 for a prefix
     /// sent whole with `%2F`), in the canonical path as in the target.
@@ -69,14 +69,14 @@ pub struct Route {
 
 impl Route {
     /// `/v1` and the prefix of the canonical path, as forwarded: where the catalog's routes
-    /// start (a prefix may take several segments, DESIGN.md §2).
+    /// start (a prefix may take several segments, docs/design.md §2).
     pub fn catalog_base(&self) -> &str {
         let path = self.canonical_path.as_str();
         path.match_indices('/').nth(1 + self.prefix_segments).and_then(|(end, _)| path.get(..end)).unwrap_or(path)
     }
 }
 
-/// The query string, checked (DESIGN.md §7).
+/// The query string, checked (docs/design.md §7).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Query {
     /// Non-empty `pageToken` (an empty one is the same as none).
@@ -206,7 +206,7 @@ pub fn classify(method: &str, target: &str, options: &RouteOptions<'_>) -> Resul
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let Some(path) = strip_base(path, options.base_path) else { return Ok(Classified::Unrecognized) };
     let Some(rest) = path.strip_prefix('/') else { return Ok(Classified::Unrecognized) };
-    // A declared prefix that holds `/` is matched before any other path rule (DESIGN.md §2).
+    // A declared prefix that holds `/` is matched before any other path rule (docs/design.md §2).
     let declared = match (options.prefixes, rest.strip_prefix("v1/")) {
         (Some(prefixes), Some(after_v1)) if !prefixes.is_empty() => prefixes.find(after_v1),
         _ => None,
@@ -318,10 +318,10 @@ fn strip_base<'a>(path: &'a str, base: &str) -> Option<&'a str> {
 }
 
 /// Query parameters some servers read as the request's real method (any case): icegate
-/// authorizes the method it sees, so none may reach the upstream (DESIGN.md §7).
+/// authorizes the method it sees, so none may reach the upstream (docs/design.md §7).
 const METHOD_OVERRIDES: [&str; 4] = ["_method", "x-http-method-override", "x-http-method", "x-method-override"];
 
-/// Scalar parameters that must not repeat (DESIGN.md §7).
+/// Scalar parameters that must not repeat (docs/design.md §7).
 const SCALARS: [&str; 7] = ["pageToken", "pageSize", "parent", "purgeRequested", "snapshots", "warehouse", "planId"];
 
 fn parse_query(query: &str, separators: &[String]) -> Result<Query, PathError> {
@@ -388,7 +388,7 @@ pub fn read_config_prefix(value: &str, options: &RouteOptions<'_>) -> Option<Str
 }
 
 /// Whether the request is getToken (`POST {base}/v1/oauth/tokens`, any query), which is
-/// forwarded before every other stage (DESIGN.md §4).
+/// forwarded before every other stage (docs/design.md §4).
 pub fn is_get_token(method: &str, target: &str, base_path: &str) -> bool {
     let path = target.split_once('?').map_or(target, |(p, _)| p);
     method == "POST" && strip_base(path, base_path) == Some("/v1/oauth/tokens")

@@ -1,5 +1,5 @@
 //! Operations to rules: which formula decides each Iceberg operation on which object
-//! (DESIGN.md §4), in the two steps of the pipeline (what the path decides, what the body adds).
+//! (docs/design.md §4), in the two steps of the pipeline (what the path decides, what the body adds).
 
 use super::eval::{Evaluation, Leaf, Subject, Target, evaluate};
 use super::rules::Rule;
@@ -61,7 +61,7 @@ pub struct Checked<'a> {
 pub enum Verdict {
     Allow,
     Deny,
-    /// Denied, but answered 404 if the upstream says the object does not exist (DESIGN.md §4).
+    /// Denied, but answered 404 if the upstream says the object does not exist (docs/design.md §4).
     DenyUnlessMissing,
     /// 404 without a check: a metadata-table name in a nested namespace.
     NotFound,
@@ -77,10 +77,10 @@ pub enum Reason<'a> {
     SignMethod(String),
     /// A sign request for a provider other than S3.
     SignProvider(String),
-    /// A rename the rename rule refuses (DESIGN.md §4 "Renames do not carry name-bound
+    /// A rename the rename rule refuses (docs/design.md §4 "Renames do not carry name-bound
     /// policy"), after the checks that passed.
     RenameRule { checks: Vec<Checked<'a>>, why: &'static str },
-    /// A chosen location the location rule refuses (DESIGN.md §4 "Locations are placed only by
+    /// A chosen location the location rule refuses (docs/design.md §4 "Locations are placed only by
     /// owners, and only inside what they own"), after the checks that passed.
     Location { checks: Vec<Checked<'a>>, refusal: LocationRefusal },
 }
@@ -113,7 +113,7 @@ impl Decision<'_> {
     }
 }
 
-/// Iceberg's metadata tables, which clients probe as `ns.t.<name>` first (DESIGN.md §4).
+/// Iceberg's metadata tables, which clients probe as `ns.t.<name>` first (docs/design.md §4).
 pub const METADATA_TABLES: [&str; 16] = [
     "entries",
     "files",
@@ -187,7 +187,7 @@ impl<'s, 'a> Checks<'s, 'a> {
     }
 
     /// Allowed when every check passed; no check at all is a denial (default deny holds for
-    /// empty work, DESIGN.md §4).
+    /// empty work, docs/design.md §4).
     fn finish(self) -> Decision<'a> {
         if let Some(refusal) = self.location {
             return Decision { verdict: Verdict::Deny, reason: Reason::Location { checks: self.done, refusal } };
@@ -197,7 +197,7 @@ impl<'s, 'a> Checks<'s, 'a> {
     }
 }
 
-/// Facts only the upstream has, which a decision on a body reads (DESIGN.md §1's lookup step).
+/// Facts only the upstream has, which a decision on a body reads (docs/design.md §1's lookup step).
 /// Offline (`explain`, the conformance cases) none is known.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Facts<'a> {
@@ -250,7 +250,7 @@ fn path_namespace<'a>(req: &Request<'a>) -> &'a [String] {
     req.namespace.map_or(&[], Namespace::levels)
 }
 
-/// The check the path alone decides (DESIGN.md §5): for operations whose objects are all in
+/// The check the path alone decides (docs/design.md §5): for operations whose objects are all in
 /// the path, the whole check; for updateTable and signRequest, what no body could lift; for
 /// operations that name their objects in the body, nothing.
 pub fn authorize_path<'a>(snap: &Snapshot, subject: &Subject<'_>, req: &Request<'a>) -> Decision<'a> {
@@ -401,7 +401,7 @@ fn existence_decision<'a>(mut checks: Checks<'_, 'a>, exists_check_passed: bool)
     decision
 }
 
-/// The rest of the check, from what the body names (DESIGN.md §4): explicit locations,
+/// The rest of the check, from what the body names (docs/design.md §4): explicit locations,
 /// data-moving updates, renames, transactions, namespaces to create, sign requests. `facts`
 /// are what the upstream said (none, offline).
 pub fn authorize_body<'a>(
@@ -497,7 +497,7 @@ pub fn may_create_table(snap: &Snapshot, subject: &Subject<'_>, catalog: &str, n
     evaluate(snap, subject, &target, Rule::TableCreate.formula()).allowed
 }
 
-/// DESIGN.md §4 "Renames do not carry name-bound policy": a policy names objects, so a rename
+/// docs/design.md §4 "Renames do not carry name-bound policy": a policy names objects, so a rename
 /// must not shed a DENY that names its source, nor land on a name that a grant or an owner
 /// entry names. Called after the privilege checks passed.
 fn rename_rule<'a>(
@@ -532,7 +532,7 @@ fn rename_rule<'a>(
     }
 }
 
-/// updateTable's rule for one table change (DESIGN.md §4); false when it failed.
+/// updateTable's rule for one table change (docs/design.md §4); false when it failed.
 fn check_update<'a>(checks: &mut Checks<'_, 'a>, ident: Ident<'a>, update: &TableUpdate, facts: Facts<'_>) -> bool {
     let namespace = Object::Namespace(ident.namespace);
     match choices(ident, update, facts) {
@@ -581,7 +581,7 @@ fn has_top(snap: &Snapshot, subject: &Subject<'_>, catalog: &str, namespace: &[S
     evaluate(snap, subject, &target, Rule::Top.formula()).allowed
 }
 
-/// The namespaces whose directory the location rule needs for `body` (DESIGN.md §4): those of
+/// The namespaces whose directory the location rule needs for `body` (docs/design.md §4): those of
 /// the tables for which a caller who may choose a location (`TOP ∨ SOUC`) but lacks `TOP`
 /// chooses one. For anyone else the directory could not change the decision, and it is asked of
 /// the upstream.
@@ -621,7 +621,7 @@ pub fn namespace_directories_needed<'b>(
     out
 }
 
-/// READ or WRITE, for the credentials a response may carry (DESIGN.md §4).
+/// READ or WRITE, for the credentials a response may carry (docs/design.md §4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Scope {
     Read,
@@ -638,7 +638,7 @@ impl Scope {
 }
 
 /// The scope with the active roles and with all held roles; `narrowed < unnarrowed` means the
-/// upstream's credentials are broader than the caller's scope (DESIGN.md §8).
+/// upstream's credentials are broader than the caller's scope (docs/design.md §8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CredentialScope {
     pub narrowed: Scope,
@@ -666,7 +666,7 @@ mod tests {
     use crate::core::iceberg::body::TableChange;
     use crate::core::policy::RoleSet;
 
-    /// DESIGN.md §4 "Default deny holds for empty work": a conjunction of no checks denies, so a
+    /// docs/design.md §4 "Default deny holds for empty work": a conjunction of no checks denies, so a
     /// body that names nothing to check (a transaction without changes, were it to get past the
     /// body parser's 400) is never allowed by it.
     #[test]

@@ -272,7 +272,7 @@ impl Builder {
                 self.error(c.name.line(), format!("catalog `{name}` is not a catalog name"));
             }
             let prefix = c.prefix.as_ref().unwrap_or(&c.name);
-            // written decoded, as getConfig returns it; `/` may join segments (DESIGN.md §2)
+            // written decoded, as getConfig returns it; `/` may join segments (docs/design.md §2)
             if let Err(e) = crate::core::iceberg::prefix::check_declared(&prefix.value) {
                 self.error(prefix.line(), e.to_string());
             }

@@ -185,7 +185,7 @@ pub struct Snapshot {
     pub(crate) prefixes: FxHashMap<Box<str>, Box<str>>,
     /// Whether the policy has a `catalogs` list, which is then the complete list of prefixes.
     pub(crate) strict_prefixes: bool,
-    /// The keys of `prefixes` that hold `/`, matched before any other path rule (DESIGN.md §2).
+    /// The keys of `prefixes` that hold `/`, matched before any other path rule (docs/design.md §2).
     pub(crate) path_prefixes: crate::core::iceberg::prefix::Prefixes,
     /// Catalogs declared `case_sensitive: false`; every name of the policy in them is lower case.
     pub(crate) folding_catalogs: rustc_hash::FxHashSet<Box<str>>,
@@ -234,13 +234,13 @@ impl Snapshot {
         }
     }
 
-    /// The declared prefixes that hold `/` (DESIGN.md §2), for reading a request's path.
+    /// The declared prefixes that hold `/` (docs/design.md §2), for reading a request's path.
     pub fn path_prefixes(&self) -> &crate::core::iceberg::prefix::Prefixes {
         &self.path_prefixes
     }
 
     /// The catalog that clients reach with the prefix a getConfig answer gives them (read as
-    /// their paths will be, DESIGN.md §2); `None` when it names no catalog icegate accepts.
+    /// their paths will be, docs/design.md §2); `None` when it names no catalog icegate accepts.
     pub fn catalog_for_config_prefix(&self, value: &str) -> Option<String> {
         let options =
             crate::core::iceberg::routes::RouteOptions { prefixes: Some(&self.path_prefixes), ..Default::default() };
@@ -248,7 +248,7 @@ impl Snapshot {
         self.catalog_for_prefix(Some(&prefix)).map(str::to_owned)
     }
 
-    /// Whether `catalog` folds names to lower case (`case_sensitive: false`, DESIGN.md §2).
+    /// Whether `catalog` folds names to lower case (`case_sensitive: false`, docs/design.md §2).
     pub fn folds_names(&self, catalog: &str) -> bool {
         !self.folding_catalogs.is_empty() && self.folding_catalogs.contains(catalog)
     }

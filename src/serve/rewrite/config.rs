@@ -1,4 +1,4 @@
-//! getConfig answers cleaned as DESIGN.md §4 says: nothing that would send a client around
+//! getConfig answers cleaned as docs/design.md §4 says: nothing that would send a client around
 //! icegate, let it authenticate as icegate or set a header icegate reads; credentials never.
 
 use super::body::RewriteError;
@@ -6,7 +6,7 @@ use crate::core::credentials::clean::{names_read_header, read_headers};
 use crate::core::iceberg::list::ListError;
 use bytes::Bytes;
 
-/// `config` keys that are credentials (DESIGN.md §4 getConfig row); prefixes end with `.`.
+/// `config` keys that are credentials (docs/design.md §4 getConfig row); prefixes end with `.`.
 const CREDENTIAL_KEYS: [&str; 9] = [
     "s3.access-key-id",
     "s3.secret-access-key",
@@ -24,7 +24,7 @@ const CREDENTIAL_KEYS: [&str; 9] = [
 /// secret one costs much.
 const SECRET_WORDS: [&str; 6] = ["secret", "token", "password", "credential", "sas-", "-key"];
 
-/// The signer keys: clients must sign through icegate (DESIGN.md §8).
+/// The signer keys: clients must sign through icegate (docs/design.md §8).
 const SIGNER_KEYS: [&str; 4] = ["s3.signer.uri", "s3.signer.endpoint", "signer.uri", "signer.endpoint"];
 
 /// Whether a getConfig `defaults`/`overrides` key is removed: `uri` and the signer keys would
@@ -33,7 +33,7 @@ const SIGNER_KEYS: [&str; 4] = ["s3.signer.uri", "s3.signer.endpoint", "signer.u
 /// leave, nor does a key named like one. `header.*` keys are the catalog's instructions to
 /// clients and pass, except those naming a header icegate reads (`read_headers`, lower case):
 /// clients send them on every request, so the upstream could otherwise set a caller's active
-/// roles (DESIGN.md §4).
+/// roles (docs/design.md §4).
 fn removed_config_key(key: &str, extras: &[String], read_headers: &[String]) -> bool {
     let lower = key.to_ascii_lowercase();
     if lower.starts_with("header.") {
@@ -66,10 +66,10 @@ fn classified_endpoint(endpoint: &str) -> bool {
     )
 }
 
-/// A getConfig response cleaned as DESIGN.md §4 says, with `config`'s
+/// A getConfig response cleaned as docs/design.md §4 says, with `config`'s
 /// `credentials.secret_config_keys` and the headers its identity providers read. A `prefix` it
 /// gives clients must name a catalog by the rule a request's path is read by (`names_catalog`,
-/// DESIGN.md §2), else clients would be sent where every request is refused: 502.
+/// docs/design.md §2), else clients would be sent where every request is refused: 502.
 pub fn clean_config(
     bytes: &[u8],
     config: &crate::config::Config,

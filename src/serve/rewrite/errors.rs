@@ -1,5 +1,6 @@
-//! Upstream error answers as the caller sees them: without `stack` traces, and replaced by an
-//! Iceberg error of the same status when they cannot be read (a trace could hide in them).
+//! Upstream error answers as the caller sees them: without `stack` traces, replaced by an
+//! Iceberg error of the same status when they cannot be read (a trace could hide in them), and
+//! given one when they have no body (clients read the error's type and message).
 
 use bytes::Bytes;
 
@@ -9,7 +10,7 @@ use bytes::Bytes;
 /// a trace that cannot be removed, so it becomes an Iceberg error of the same status instead.
 pub fn strip_stack(bytes: Bytes, status: http::StatusCode) -> (Bytes, bool) {
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return (bytes, false);
+        return (Bytes::from(empty_error(status)), true);
     }
     let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
         return (Bytes::from(unreadable_error(status)), true);
@@ -36,6 +37,26 @@ fn remove_stacks(value: &mut serde_json::Value) -> bool {
         serde_json::Value::Array(items) => items.iter_mut().fold(false, |c, v| remove_stacks(v) | c),
         _ => false,
     }
+}
+
+/// An Iceberg error for an upstream error without a body (Lakekeeper 0.7's 404 of a route it
+/// does not serve reached clients as an empty 404).
+fn empty_error(status: http::StatusCode) -> String {
+    let kind = match status.as_u16() {
+        400 => "BadRequestException",
+        401 => "NotAuthorizedException",
+        403 => "ForbiddenException",
+        404 => "NotFoundException",
+        503 => "ServiceUnavailableException",
+        _ if status.is_server_error() => "ServiceFailureException",
+        _ => "RESTException",
+    };
+    serde_json::json!({"error": {
+        "message": format!("upstream answered {} without an error body", status.as_u16()),
+        "type": kind,
+        "code": status.as_u16(),
+    }})
+    .to_string()
 }
 
 fn unreadable_error(status: http::StatusCode) -> String {
@@ -66,7 +87,13 @@ mod tests {
             (out["error"]["code"].as_u64(), out["error"]["type"].as_str()),
             (Some(502), Some("ServiceFailureException"))
         );
-        assert_eq!(strip_stack(Bytes::new(), http::StatusCode::NOT_FOUND), (Bytes::new(), false));
+        let (empty, replaced) = strip_stack(Bytes::new(), http::StatusCode::NOT_FOUND);
+        let out: serde_json::Value = serde_json::from_slice(&empty).unwrap();
+        assert!(replaced);
+        assert_eq!(
+            (out["error"]["code"].as_u64(), out["error"]["type"].as_str()),
+            (Some(404), Some("NotFoundException"))
+        );
         let nested = Bytes::from_static(br#"{"error":{"message":"m","cause":{"stack":["x"]}}}"#);
         assert!(!String::from_utf8_lossy(&strip_stack(nested, http::StatusCode::BAD_REQUEST).0).contains("stack"));
     }

@@ -134,7 +134,8 @@ pub async fn respond(
         Needs::Config(snapshot) => (None, Some(snapshot)),
     };
     crate::serve::accept::strip_hop_by_hop(&mut head.headers);
-    if vend.is_some() || op == OperationId::GetConfig {
+    let sign = cx.sign.take();
+    if vend.is_some() || op == OperationId::GetConfig || sign.as_ref().is_some_and(|s| !s.cacheable()) {
         head.headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     let fail = error::stop::<RewriteError>(Some(op));
@@ -143,9 +144,11 @@ pub async fn respond(
         return Err(Stop::plain(Refusal::upstream_redirect(head.status.as_u16()), Some(op)));
     }
     // Every success of an inspected operation is inspected, whatever its 2xx status (an
-    // upstream answering 203 or 206 gets no pass for it, DESIGN.md §7).
+    // upstream answering 203 or 206 gets no pass for it, docs/design.md §7).
     let success = head.status.is_success();
-    let bytes = if head.status.is_client_error() || head.status.is_server_error() {
+    // the answer to a HEAD has no body to give
+    let head_request = matches!(op, OperationId::NamespaceExists | OperationId::TableExists | OperationId::ViewExists);
+    let bytes = if (head.status.is_client_error() || head.status.is_server_error()) && !head_request {
         let (bytes, replaced) = strip_stack(collect(body).await.map_err(fail)?, head.status);
         if replaced {
             head.headers.insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -159,10 +162,17 @@ pub async fn respond(
         let filtered = list_pages(shared, route, kind, first, visible, follow_up).await.map_err(fail)?;
         cx.hidden_entries = filtered.hidden;
         Bytes::from(filtered.body)
+    } else if let (Some(sign), true) = (sign.filter(|s| s.body_sha256.is_some()), success) {
+        // a signature is relayed only when it binds the body that was checked
+        let bytes = collect(body).await.map_err(fail)?;
+        sign.check_answer(&bytes).map_err(|r| Stop::plain(r, Some(op)))?;
+        bytes
     } else if op == OperationId::GetConfig && success {
+        let bytes = collect(body).await.map_err(fail)?;
+        shared.signers.remember_answer(&bytes);
         // without the policy, no prefix can be shown to name a catalog
         let names_catalog = |p: &str| snapshot.is_some_and(|s| s.catalog_for_config_prefix(p).is_some());
-        clean_config(&collect(body).await.map_err(fail)?, &shared.config, names_catalog).map_err(fail)?
+        clean_config(&bytes, &shared.config, names_catalog).map_err(fail)?
     } else if let (Some(vend), true) = (vend, success) {
         let bytes = collect(body).await.map_err(fail)?;
         let (chunks, done) = vended(shared, op, &vend, bytes, follow_up).await?;

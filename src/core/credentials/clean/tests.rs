@@ -142,7 +142,31 @@ fn signer_keys_point_at_the_tables_sign_endpoint_of_icegate() {
         let mut bare = map(json!({"s3.remote-signing-enabled": "true"}));
         rules.config(&mut bare);
         assert_eq!(bare["s3.signer.endpoint"], "v1/p/namespaces/db/tables/t/sign");
+        // Iceberg 1.12 reads only the newer spelling
+        assert_eq!(bare["signer.endpoint"], "v1/p/namespaces/db/tables/t/sign");
     }
+}
+
+#[test]
+fn remote_signing_config_keeps_its_properties_and_loses_headers_icegate_reads() {
+    let e = endpoints(true);
+    let read = ["authorization".to_owned(), "x-gravitino-active-roles".to_owned()];
+    let rules = Rules { action: Action::Keep, extra_allowed: &[], endpoints: &e, minted: None, read_headers: &read };
+    let mut signing: RemoteSigningConfig = serde_json::from_value(json!({
+        "headers": {"AUTHORIZATION": ["x"], "X_Gravitino_Active_Roles": ["admin"], "X-Trace": ["kept"]},
+        "properties": {"a": "b", "header.Authorization": "x", "signer.uri": "http://upstream"},
+        "future": 1,
+    }))
+    .unwrap();
+    rules.remote_signing_config(&mut signing);
+    let out = serde_json::to_value(&signing).unwrap();
+    let ours = "v1/p/namespaces/db/tables/t/sign";
+    assert_eq!(
+        out,
+        json!({"headers": {"X-Trace": ["kept"]}, "future": 1,
+               "properties": {"a": "b", "signer.uri": "https://gate", "signer.endpoint": ours,
+                              "s3.signer.uri": "https://gate", "s3.signer.endpoint": ours}})
+    );
 }
 
 #[test]

@@ -7,8 +7,7 @@ fn sign(method: &str, uri: &str, body: Option<&str>) -> SignRequest {
         uri: uri.into(),
         provider: None,
         body: body.map(str::to_owned),
-        copy_sources: Vec::new(),
-        hosts: Vec::new(),
+        ..SignRequest::default()
     }
 }
 
@@ -21,7 +20,7 @@ fn table() -> TableStorage {
 }
 
 fn checked(method: &str, uri: &str) -> Result<(), SignError> {
-    check(&sign(method, uri, None), &table(), &[])
+    check(&sign(method, uri, None), &table(), &[]).map(|c| assert_eq!(c, Checked::default()))
 }
 
 const OBJ: &str = "https://lake.s3.amazonaws.com/wh/db/t/data/f.parquet";
@@ -175,7 +174,7 @@ fn anything_outside_the_table_or_unmappable_is_refused() {
 fn a_custom_endpoint_is_read_as_the_table_or_the_configuration_says() {
     let virtual_hosted = TableStorage { endpoint: Endpoint::parse("http://minio.local:9000", false), ..table() };
     let ok = sign("GET", "http://lake.minio.local:9000/wh/db/t/f", None);
-    assert_eq!(check(&ok, &virtual_hosted, &[]), Ok(()));
+    assert_eq!(check(&ok, &virtual_hosted, &[]).map(|_| ()), Ok(()));
     // the finding: another bucket's virtual host, its path naming the table's bucket
     let other = sign("GET", "http://other.minio.local:9000/lake/wh/db/t/f", None);
     assert!(matches!(check(&other, &virtual_hosted, &[]), Err(SignError::Outside(_))));
@@ -183,10 +182,10 @@ fn a_custom_endpoint_is_read_as_the_table_or_the_configuration_says() {
     let bare = TableStorage { endpoint: None, ..table() };
     assert!(matches!(check(&ok, &bare, &[]), Err(SignError::Map(MapError::UnknownHost(_)))));
     let configured = [Endpoint::parse("http://minio.local:9000", false).unwrap()];
-    assert_eq!(check(&ok, &bare, &configured), Ok(()));
+    assert_eq!(check(&ok, &bare, &configured).map(|_| ()), Ok(()));
     // the table's own endpoint is tried first
     let path_only = [Endpoint::parse("http://minio.local:9000", true).unwrap()];
-    assert_eq!(check(&ok, &virtual_hosted, &path_only), Ok(()));
+    assert_eq!(check(&ok, &virtual_hosted, &path_only).map(|_| ()), Ok(()));
     assert!(check(&ok, &bare, &path_only).is_err());
 }
 
@@ -194,7 +193,7 @@ fn a_custom_endpoint_is_read_as_the_table_or_the_configuration_says() {
 fn a_copy_must_read_from_the_table_too() {
     let mut copy = sign("PUT", "http://127.0.0.1:9000/lake/wh/db/t/data/new", None);
     copy.copy_sources = vec!["/lake/wh/db/t/data/old?versionId=1".into()];
-    assert_eq!(check(&copy, &table(), &[]), Ok(()));
+    assert_eq!(check(&copy, &table(), &[]).map(|_| ()), Ok(()));
     for source in ["lake/wh/db/secret/x", "/other/wh/db/t/x", "arn:aws:s3:us-east-1:1:accesspoint/a/object/k", "lake"] {
         copy.copy_sources = vec![source.into()];
         assert!(check(&copy, &table(), &[]).is_err(), "{source}");
@@ -217,8 +216,12 @@ fn keys(keys: &[&str]) -> String {
 #[test]
 fn every_key_of_a_batch_delete_must_be_under_the_table() {
     let uri = "http://127.0.0.1:9000/lake/?delete";
-    let deletes = |body: &str| check(&sign("POST", uri, Some(body)), &table(), &[]);
-    assert_eq!(deletes(&keys(&["wh/db/t/data/a", "data/t/b"])), Ok(()));
+    let deletes = |body: &str| check(&sign("POST", uri, Some(body)), &table(), &[]).map(|_| ());
+    // the signature must bind the body whose keys were checked
+    let body = keys(&["wh/db/t/data/a", "data/t/b"]);
+    let checked = check(&sign("POST", uri, Some(&body)), &table(), &[]).unwrap();
+    assert_eq!(checked.body_sha256, Some(bind::sha256_hex(body.as_bytes())));
+    assert_eq!(deletes(&body), Ok(()));
     let pretty = "<Delete>\n  <Object>\n    <Key>wh/db/t/a</Key>\n    <VersionId>1</VersionId>\n  </Object>\n</Delete>";
     assert_eq!(deletes(pretty), Ok(()));
     assert_eq!(deletes(&keys(&["wh/db/t/a&amp;b", "wh/db/t/<![CDATA[c]]>"])), Ok(()));
@@ -265,7 +268,7 @@ fn a_host_header_must_name_the_uris_host() {
     let with_host = |uri: &str, hosts: &[&str]| {
         let mut s = sign("GET", uri, None);
         s.hosts = hosts.iter().map(|h| (*h).to_owned()).collect();
-        check(&s, &table(), &[])
+        check(&s, &table(), &[]).map(|_| ())
     };
     for (uri, host) in [
         (OBJ, "lake.s3.amazonaws.com"),

@@ -320,6 +320,12 @@ fn sign_requests_keep_the_method_as_sent() {
             body: Some("<Delete/>".into()),
             copy_sources: vec!["src/k".into(), "src/j".into()],
             hosts: vec!["b".into()],
+            headers: vec![
+                ("Host".into(), vec!["b".into()]),
+                ("X-Amz-Copy-Source".into(), vec!["src/k".into()]),
+                ("x-amz-copy-source".into(), vec!["src/j".into()]),
+            ],
+            properties: Some(Default::default()),
         }
     );
     let plain = r#"{"region": "r", "method": "GET", "uri": "s3://b/k", "headers": {}}"#;
@@ -333,6 +339,8 @@ fn sign_requests_keep_the_method_as_sent() {
         r#"{"region": "r", "method": 1, "uri": "s3://b/k", "headers": {}}"#,
         r#"{"region": "r", "method": "GET", "uri": "s3://b/k", "headers": {}, "provider": 1}"#,
         r#"{"region": "r", "method": "GET", "uri": "s3://b/k", "headers": {"Host": "b"}}"#,
+        r#"{"region": "r", "method": "GET", "uri": "s3://b/k", "headers": {}, "properties": {"a": 1}}"#,
+        r#"{"region": "r", "method": "GET", "uri": "s3://b/k", "headers": {}, "properties": []}"#,
     ] {
         assert_eq!(status(OperationId::SignRequest, bad), 400, "{bad}");
     }

@@ -14,7 +14,7 @@ use serde::de::{self, IgnoredAny};
 use serde_json::value::RawValue;
 use std::collections::HashMap;
 
-/// The table properties that say where data and metadata live (DESIGN.md §4, §8).
+/// The table properties that say where data and metadata live (docs/design.md §4, §8).
 pub const LOCATION_PROPERTIES: [&str; 5] =
     ["location", "write.data.path", "write.metadata.path", "write.object-storage.path", "write.folder-storage.path"];
 
@@ -150,6 +150,8 @@ pub(super) struct Sign {
     pub headers: std::collections::BTreeMap<String, Vec<String>>,
     pub provider: Option<String>,
     pub body: Option<String>,
+    /// `RemoteSignRequest.properties` (Iceberg 1.11+): a map of strings, relayed as sent.
+    pub properties: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// `CommitTableRequest`; `requirements` and `updates` may be absent.

@@ -8,6 +8,11 @@ use crate::fake_upstream::{FakeUpstream, Gate, Recorded, Reply, basic, gate, sen
 use serde_json::{Value, json};
 use std::sync::{Arc, OnceLock};
 
+/// A signer advertised in getConfig only (issue 28, Lakekeeper before 0.9).
+mod advertised;
+/// What a signature binds and which headers it may sign (issue 28).
+mod binds;
+
 const POLICY: &str = r#"
 version: 1
 metalake: lake
@@ -40,7 +45,8 @@ fn load_table(config: &Value) -> String {
     )
 }
 
-const SIGNED: &str = "AWS4-HMAC-SHA256 Credential=fake, SignedHeaders=host, Signature=0";
+/// A signature that signs the payload hash, so it also binds a batch delete's body.
+const SIGNED: &str = "AWS4-HMAC-SHA256 Credential=fake, SignedHeaders=host;x-amz-content-sha256, Signature=0";
 
 /// A catalog that serves the spec's table-scoped sign route.
 async fn table_route_catalog(config: Value) -> FakeUpstream {
@@ -274,7 +280,10 @@ async fn a_sign_request_goes_to_the_table_route_when_no_signer_is_advertised() {
     let a = sign(&g, &sign_body("GET", OBJECT)).await;
     assert_eq!(a.status, 200, "{}", a.text());
     let targets: Vec<String> = upstream.requests().into_iter().map(|r| r.target).collect();
-    assert_eq!(targets, [TABLE, SIGN]);
+    // neither the table nor getConfig (asked once, its answer kept) advertises a signer
+    assert_eq!(targets, [TABLE, "/v1/config", SIGN]);
+    assert_eq!(sign(&g, &sign_body("GET", OBJECT)).await.status, 200);
+    assert_eq!(upstream.requests().len(), 4, "the second is the sign request only");
 }
 
 #[tokio::test]

@@ -1,0 +1,55 @@
+//! An authorized sign request on its way to the catalog's signer and back (docs/design.md §8): where
+//! it goes, a batch delete's request carrying the hash of the body icegate checked, the answer
+//! relayed only when its signature binds that hash, and `no-store` on every answer but a read's.
+
+use crate::core::credentials::sign::bind;
+use crate::error::Refusal;
+use crate::serve::inspect::RequestBody;
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue};
+
+/// An authorized sign request, as the forward and rewrite stages need it.
+#[derive(Clone, Debug, Default)]
+pub struct Forward {
+    /// Where it goes when not to its table-scoped route: the signer the upstream advertises.
+    pub to: Option<http::Uri>,
+    /// The S3 method it asks to have signed.
+    pub method: String,
+    /// A batch delete's: the hex SHA-256 of its checked body, which the signature must sign.
+    pub body_sha256: Option<String>,
+}
+
+impl Forward {
+    /// Iceberg's Java signer client caches sign answers by method and URI, not body: only a
+    /// read's answer may be reused.
+    pub fn cacheable(&self) -> bool {
+        matches!(self.method.as_str(), "GET" | "HEAD")
+    }
+
+    /// The request body as forwarded, and the caller's headers to send with it when the body
+    /// changed (its `Content-Length` then is the new one's): a batch delete's request carries
+    /// its body's hash as `x-amz-content-sha256`.
+    pub fn bound(
+        &self,
+        body: Option<RequestBody>,
+        caller: &HeaderMap,
+    ) -> Result<(Option<RequestBody>, Option<HeaderMap>), Refusal> {
+        let Some(sha256) = &self.body_sha256 else { return Ok((body, None)) };
+        // A body to bind that was not read could not be bound: never forwarded unbound.
+        let Some(RequestBody::Buffered(bytes)) = &body else {
+            return Err(Refusal::from(&bind::BindError::Request("its body was not read")));
+        };
+        let bound = Bytes::from(bind::bound_request(bytes, sha256).map_err(|e| Refusal::from(&e))?);
+        let mut headers = caller.clone();
+        headers.insert(http::header::CONTENT_LENGTH, HeaderValue::from(bound.len()));
+        Ok((Some(RequestBody::Buffered(bound)), Some(headers)))
+    }
+
+    /// A successful answer of the signer is relayed only when it binds what must be bound.
+    pub fn check_answer(&self, answer: &[u8]) -> Result<(), Refusal> {
+        match &self.body_sha256 {
+            Some(sha256) => bind::check_answer(answer, sha256).map_err(|e| Refusal::from(&e)),
+            None => Ok(()),
+        }
+    }
+}
