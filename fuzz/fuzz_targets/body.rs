@@ -36,6 +36,7 @@ fn route(op: OperationId) -> Route {
         plan_id: None,
         query: Query::default(),
         canonical_path: String::new(),
+        prefix_segments: 1,
     }
 }
 
