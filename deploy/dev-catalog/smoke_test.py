@@ -434,9 +434,10 @@ def rest_signing():
         status, js, raw, headers = call("POST", prefix + tbl + "/sign", req, with_headers=True)
         assert status == 200, (status, raw)
         signed = {k: v for k, v in req["headers"].items() if k.lower() != "authorization"}
+        names = ";".join(sorted({"host"} | {k.lower() for k in signed}))
         signed["Authorization"] = [
             f"AWS4-HMAC-SHA256 Credential=dev-catalog/20260101/{req['region']}/s3/aws4_request, "
-            "SignedHeaders=host, Signature=dev-catalog-fake-signature"
+            f"SignedHeaders={names}, Signature=dev-catalog-fake-signature"
         ]
         assert js == {"uri": req["uri"], "headers": signed}, js
         assert headers["Cache-Control"] == "no-cache", dict(headers)

@@ -4,7 +4,8 @@ Usage: clients.py ICEGATE_URL CATALOG_URL
 Every step prints what it did and what came back; any unexpected outcome exits non-zero.
 The policy is policies/example.yaml: bob is an engineer (create, write, read in prod.sales),
 alice reads as `analyst` by default, bi-service is capped at `analyst`, dana may only create
-tables in prod.scratch (icegate runs with its ownership store on, as by default).
+tables in prod.scratch (icegate runs with its ownership store on, as by default) and may not move
+her table onto another table's files, carol's group owns prod.hr and places tables only inside it.
 """
 import base64
 import sys
@@ -17,6 +18,7 @@ import pyarrow as pa
 from pyiceberg.catalog import load_catalog
 from pyiceberg.exceptions import ForbiddenError, BadRequestError
 from pyiceberg.schema import Schema
+from pyiceberg.table.update import SetLocationUpdate
 from pyiceberg.types import LongType, NestedField, StringType
 
 ICEGATE, CATALOG = sys.argv[1], sys.argv[2]
@@ -48,7 +50,7 @@ def refused(fn, error):
 
 
 # Setup, as the catalog's own administrator (not through icegate): the namespace exists.
-for ns in [b"sales", b"scratch"]:
+for ns in [b"sales", b"scratch", b"hr"]:
     req = urllib.request.Request(f"{CATALOG}/v1/namespaces", data=b'{"namespace":["' + ns + b'"]}', method="POST",
                                  headers={"Content-Type": "application/json"})
     urllib.request.urlopen(req).read()
@@ -83,6 +85,36 @@ step("dana holds only CREATE_TABLE: she creates scratch.notes and writes to it, 
      len(notes.refresh().scan().to_arrow()) == 3)
 why = refused(lambda: catalog("bob").load_table("scratch.notes").append(rows), ForbiddenError)
 step("bob cannot touch dana's table", why is not None and "scratch.notes" in why, why or "it was allowed")
+
+# The location rule (docs/design.md §4): owning a table by creating it is not choosing where data
+# lives; a move onto another table's directory would give dana's credentials that table's files.
+notes_location, events_location = notes.location(), events.location()
+
+
+def move(table, location):
+    with table.transaction() as tx:
+        tx._apply((SetLocationUpdate(location=location),))
+
+
+why = refused(lambda: move(dana.load_table("scratch.notes"), events_location), ForbiddenError)
+step("dana may not point scratch.notes at sales.events' files (set-location)",
+     why is not None and "not authorized to updateTable `scratch.notes`" in why, why or "it was allowed")
+why = refused(lambda: dana.load_table("scratch.notes").transaction().set_properties(
+    {"write.data.path": events_location + "/data"}).commit_transaction(), ForbiddenError)
+step("dana may not point its write.data.path there either", why is not None, why or "it was allowed")
+step("scratch.notes still lives where the catalog placed it", dana.load_table("scratch.notes").location() == notes_location,
+     dana.load_table("scratch.notes").location())
+
+# A schema owner places tables, but only inside its namespace's directory (carol's group owns
+# prod.hr); the catalog reports no namespace location, so icegate learns it from a stage-create.
+carol = catalog("carol")
+hr_dir = events_location.rsplit("/", 2)[0] + "/hr"
+placed = carol.create_table("hr.reviews", schema=schema, location=hr_dir + "/reviews_2026")
+step("carol (owner of prod.hr) creates hr.reviews at a location inside the schema's directory",
+     placed.location().rstrip("/") == hr_dir + "/reviews_2026", placed.location())
+why = refused(lambda: carol.create_table("hr.grab", schema=schema, location=events_location + "/grab"), ForbiddenError)
+step("carol may not place a table inside sales' directory", why is not None and "inside the directory" in why,
+     why or "it was allowed")
 
 why = refused(lambda: catalog("bi-service", "engineer").list_tables("sales"), ForbiddenError)
 step("bi-service asking for an unheld role gets 403", why is not None and "cannot assume active role" in why, why or "allowed")

@@ -114,9 +114,13 @@ final class CatalogRouter implements HttpHandler {
   private static final Set<String> SIGN_METHODS =
       Set.of("PUT", "GET", "HEAD", "POST", "DELETE", "PATCH", "OPTIONS");
 
-  /** The fake signature: recognisable, and never valid for any store. */
+  /**
+   * The fake signature: recognisable, and never valid for any store. Like a real SigV4 signer it
+   * names every header it was given among the signed ones (`x-amz-content-sha256` included, which
+   * binds a batch delete's body), with `host`.
+   */
   private static final String FAKE_AUTHORIZATION =
-      "AWS4-HMAC-SHA256 Credential=dev-catalog/20260101/%s/s3/aws4_request, SignedHeaders=host, "
+      "AWS4-HMAC-SHA256 Credential=dev-catalog/20260101/%s/s3/aws4_request, SignedHeaders=%s, "
           + "Signature=dev-catalog-fake-signature";
 
   /** 404 for an unknown plan id; ErrorMapper reports the simple class name as the error type. */
@@ -627,12 +631,15 @@ final class CatalogRouter implements HttpHandler {
     ObjectNode result = mapper.createObjectNode().put("uri", uri);
     ObjectNode signed = result.putObject("headers");
     // The request's headers, in the order sent (the parser has checked they are string lists).
+    java.util.TreeSet<String> names = new java.util.TreeSet<>(List.of("host"));
     json.get("headers").fields().forEachRemaining(header -> {
       if (!header.getKey().equalsIgnoreCase("Authorization")) { // replaced by the signature below
         signed.set(header.getKey(), header.getValue());
+        names.add(header.getKey().toLowerCase(java.util.Locale.ROOT));
       }
     });
-    signed.putArray("Authorization").add(String.format(FAKE_AUTHORIZATION, request.region()));
+    signed.putArray("Authorization")
+        .add(String.format(FAKE_AUTHORIZATION, request.region(), String.join(";", names)));
     // The spec's RemoteSignResponse carries Cache-Control; a fake signature is not worth caching.
     return new Reply(200, result, Map.of("Cache-Control", "no-cache"));
   }
