@@ -1,6 +1,8 @@
 use super::*;
+use crate::core::iceberg::json::JsonError;
 use crate::core::iceberg::names::NameRules;
 use crate::core::iceberg::routes::Query;
+use crate::core::iceberg::{Namespace, TableIdent};
 use crate::core::refused::body_status;
 
 fn route(op: OperationId) -> Route {

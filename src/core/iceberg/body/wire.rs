@@ -5,7 +5,7 @@
 //! accept the legacy `updated`/`removed` fields of property updates, so both are read here
 //! too: an update the upstream would apply as a move must not look like a plain commit.
 
-use super::{BodyError, TableUpdate};
+use super::model::{BodyError, TableUpdate};
 use crate::core::iceberg::json;
 use crate::core::iceberg::names::NameRules;
 use crate::core::iceberg::{Namespace, TableIdent};
