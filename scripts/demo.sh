@@ -24,4 +24,6 @@ run explain --policy "$policy" --user alice --active-roles analyst GET /v1/prod/
 # engineer holds MODIFY_TABLE on prod.sales, and loadTable accepts it: the policy denies both
 run explain --policy "$policy" --user alice --active-roles engineer GET /v1/prod/namespaces/sales/tables/salaries
 run explain --policy "$policy" --user carol DELETE /v1/prod/namespaces/hr/tables/payroll
+# carol's group owns prod.hr, whose directory is s3://lake/hr: she may not move a table onto sales' files
+run explain --policy "$policy" --user carol --namespace-location s3://lake/hr --body policies/requests/move.json POST /v1/prod/namespaces/hr/tables/payroll
 run explain --policy "$policy" --user alice GET '/v1/prod/namespaces/sales/tables/../../hr/tables/payroll'

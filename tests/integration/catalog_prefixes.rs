@@ -1,4 +1,4 @@
-//! Prefixes of real catalogs (DESIGN.md §2, issue 29): a declared prefix that holds `/` (AWS
+//! Prefixes of real catalogs (docs/design.md §2, issue 29): a declared prefix that holds `/` (AWS
 //! Glue's and Unity Catalog's `catalogs/<id>`, S3 Tables' bucket ARN) on the served path, in a
 //! getConfig answer, and in the policy loader. Each test is named after the rule it guards.
 

@@ -32,6 +32,8 @@ check "the clients ran through icegate with no failed check" '[0-9]+ passed, 0 f
 check "a request was refused with icegate's message" 'not authorized to|ForbiddenException|403'
 check "icegate explain answered" '"status":403'
 check "a user with only CREATE_TABLE wrote to the table she created" 'ok +dana holds only CREATE_TABLE'
+check "she could not point it at another table's files" 'ok +dana may not point scratch.notes at sales.events'
+check "explain named the location rule" 'the location rule: `s3://lake/sales/orders` does not lie inside'
 
 if grep -Eq '^(grep|bash|ls|cat|cp|mv|rm): |No such file or directory' "$out"; then
   echo "FAIL readme demo: a stray error line:"; grep -E '^(grep|bash|ls|cat|cp|mv|rm): |No such file or directory' "$out" | head -5

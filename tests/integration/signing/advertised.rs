@@ -1,4 +1,4 @@
-//! A signer the upstream advertises in getConfig only (DESIGN.md §8): Lakekeeper before 0.9
+//! A signer the upstream advertises in getConfig only (docs/design.md §8): Lakekeeper before 0.9
 //! names it there, not in the table's config, and does not serve the table-scoped route.
 
 use super::*;

@@ -1,4 +1,4 @@
-//! What a signature binds (DESIGN.md §8, issue 28): which headers a sign request may have
+//! What a signature binds (docs/design.md §8, issue 28): which headers a sign request may have
 //! signed, a batch delete's body bound by its hash, and sign answers never cached. Each test
 //! asserts the answer and what reached the catalog.
 
