@@ -9,8 +9,8 @@ use crate::error::Refusal;
 use crate::serve::outbound::Outbound;
 use crate::serve::rewrite::body::collect;
 use crate::serve::state::Shared;
-use crate::serve::upstream_calls::{namespace_segment, send, strip_idempotency};
-use http::{HeaderMap, HeaderValue, StatusCode};
+use crate::serve::upstream_calls::{namespace_segment, send, stage_create, strip_idempotency};
+use http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -71,23 +71,7 @@ async fn probe(shared: &Shared, caller: &HeaderMap, out: &Outbound<'_>, namespac
     static PROBES: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let name = format!("icegate_location_probe_{nanos:x}_{}", PROBES.fetch_add(1, Ordering::Relaxed));
-    let body = serde_json::json!({
-        "name": name,
-        "schema": {"type": "struct", "schema-id": 0, "fields": []},
-        "stage-create": true,
-    });
-    let path = format!("{namespace_path}/tables");
-    let post = http::Method::POST;
-    let stage = Outbound { method: &post, path: &path, query: "", strip_delegation: true, ..*out };
-    let mut headers = strip_idempotency(caller);
-    headers.insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    let body = crate::serve::forward::full(bytes::Bytes::from(body.to_string()));
-    let response = send(shared, &headers, &stage, body).await.ok()?;
-    if !response.status().is_success() {
-        return None;
-    }
-    let bytes = collect(response.into_body()).await.ok()?;
-    let assigned = crate::serve::staged::assigned_location(&bytes)?;
+    let assigned = stage_create(shared, caller, out, namespace_path, &name).await?;
     parent_of(&assigned)
 }
 

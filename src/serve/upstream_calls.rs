@@ -289,9 +289,23 @@ async fn restage(
     route: &Route,
     table: &TableIdent,
 ) -> Option<String> {
-    let path = format!("{}/namespaces/{}/tables", route.catalog_base(), namespace_segment(table.namespace.levels()));
+    let namespace = format!("{}/namespaces/{}", route.catalog_base(), namespace_segment(table.namespace.levels()));
+    stage_create(shared, caller, out, &namespace, &table.name).await
+}
+
+/// The location the upstream assigns to a stage-create of `name` in the namespace at
+/// `namespace_path` (an empty schema; a stage-create persists nothing); `None` for any answer
+/// without one.
+pub(crate) async fn stage_create(
+    shared: &Shared,
+    caller: &HeaderMap,
+    out: &Outbound<'_>,
+    namespace_path: &str,
+    name: &str,
+) -> Option<String> {
+    let path = format!("{namespace_path}/tables");
     let body = serde_json::json!({
-        "name": table.name,
+        "name": name,
         "schema": {"type": "struct", "schema-id": 0, "fields": []},
         "stage-create": true,
     });
