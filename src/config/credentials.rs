@@ -43,6 +43,8 @@ pub struct Credentials {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Signing {
+    /// Who signs authorized sign requests: the catalog's signer, or icegate itself.
+    pub signer: Signer,
     /// S3-compatible endpoints besides AWS's that a sign request's `uri` may name, for tables
     /// whose `config` names no `s3.endpoint` (a table's own endpoint is tried first).
     pub endpoints: Vec<SigningEndpoint>,
@@ -64,6 +66,7 @@ pub struct Signing {
 impl Default for Signing {
     fn default() -> Self {
         Self {
+            signer: Signer::Upstream,
             endpoints: Vec::new(),
             signer_origins: Vec::new(),
             allow_storage_class: true,
@@ -72,6 +75,18 @@ impl Default for Signing {
             kms_key_id: None,
         }
     }
+}
+
+/// `credentials.signing.signer` (docs/design.md §8 "Signing without a catalog signer").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Signer {
+    /// Authorized sign requests go to the catalog's signer.
+    #[default]
+    Upstream,
+    /// icegate signs authorized sign requests itself with its own AWS credentials (the default
+    /// chain), for catalogs that have no signer.
+    Local,
 }
 
 /// One `credentials.signing.endpoints` entry.

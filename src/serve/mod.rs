@@ -13,6 +13,7 @@ pub mod framing;
 pub mod identity;
 pub mod idle;
 pub mod inspect;
+pub mod local_signer;
 pub mod observe;
 pub mod outbound;
 pub mod ownership;

@@ -132,6 +132,14 @@ async fn pipeline(
         active_roles: narrowed.upstream_header.as_deref(),
         strip_delegation: action.is_some_and(Action::strips_delegation),
     };
+    // icegate as the signer: the authorized request is signed here, never forwarded
+    if let Some(local) = sign.as_ref().and_then(|s| s.local.as_ref()) {
+        cx.decided();
+        let cacheable = sign.as_ref().is_some_and(crate::serve::signing::Forward::cacheable);
+        return crate::serve::local_signer::respond(shared, local, cacheable)
+            .await
+            .map_err(|r| Stop::plain(r, Some(op)));
+    }
     // a batch delete's sign request carries the hash of the body that was checked (docs/design.md §8)
     let (body, bound_headers) = match &sign {
         Some(sign) => sign.bound(body, &parts.headers).map_err(|r| Stop::plain(r, Some(op)))?,

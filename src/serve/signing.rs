@@ -17,6 +17,8 @@ pub struct Forward {
     pub method: String,
     /// A batch delete's: the hex SHA-256 of its checked body, which the signature must sign.
     pub body_sha256: Option<String>,
+    /// Signed by icegate itself, never forwarded (`credentials.signing.signer = "local"`).
+    pub local: Option<crate::serve::local_signer::Local>,
 }
 
 impl Forward {

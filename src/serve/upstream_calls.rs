@@ -104,6 +104,11 @@ pub async fn sign_destination(
     headers::check(&request.headers, &rules).map_err(|e| Refusal::from(&e))?;
     let table = load_table(shared, caller, lookup, true).await.map_err(|e| Refusal::from(&e))?;
     let checked = sign::check(request, &table, shared.vending.signing_endpoints()).map_err(|e| Refusal::from(&e))?;
+    if signing.signer == crate::config::credentials::Signer::Local {
+        let local = crate::serve::local_signer::Local { request: request.clone(), body_sha256: checked.body_sha256 };
+        let method = request.method.clone();
+        return Ok(crate::serve::signing::Forward { to: None, method, body_sha256: None, local: Some(local) });
+    }
     // a table whose config names no signer is signed by the one getConfig advertises, if any
     let advertised = match table.signer {
         Some(_) => None,
@@ -116,7 +121,12 @@ pub async fn sign_destination(
         .map(|signer| signer.destination(&shared.upstream.catalog_uri(), shared.vending.signer_origins()))
         .transpose()
         .map_err(|e| Refusal::from(&e))?;
-    Ok(crate::serve::signing::Forward { to, method: request.method.clone(), body_sha256: checked.body_sha256 })
+    Ok(crate::serve::signing::Forward {
+        to,
+        method: request.method.clone(),
+        body_sha256: checked.body_sha256,
+        local: None,
+    })
 }
 
 /// The signer the upstream's getConfig advertises for the catalog at `prefix`, asked with the

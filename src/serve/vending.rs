@@ -88,6 +88,8 @@ pub struct Vending {
     signer_origins: Vec<Origin>,
     /// The headers icegate reads, which a table's `header.*` config keys may not set.
     read_headers: Vec<String>,
+    /// icegate's own signer, when `credentials.signing.signer` is `local`.
+    local_signer: Option<crate::serve::local_signer::LocalSigner>,
 }
 
 /// Who the credentials are for, for session names, tags and the cache key.
@@ -114,7 +116,10 @@ impl Vending {
             config.signing.endpoints.iter().filter_map(|e| Endpoint::parse(&e.url, e.path_style)).collect();
         let signer_origins =
             upstream.into_iter().chain(config.signing.signer_origins.iter().filter_map(|o| Origin::parse(o))).collect();
+        let local_signer = (config.signing.signer == crate::config::credentials::Signer::Local)
+            .then(|| crate::serve::local_signer::LocalSigner::new(&config.sts));
         Self {
+            local_signer,
             config,
             downscoper,
             tables: Mutex::new(HashMap::new()),
@@ -123,6 +128,11 @@ impl Vending {
             signer_origins,
             read_headers,
         }
+    }
+
+    /// icegate's own signer, when `credentials.signing.signer` is `local` (docs/design.md §8).
+    pub fn local_signer(&self) -> Option<&crate::serve::local_signer::LocalSigner> {
+        self.local_signer.as_ref()
     }
 
     pub fn signing_endpoints(&self) -> &[Endpoint] {

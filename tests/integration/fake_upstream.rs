@@ -214,6 +214,17 @@ impl Drop for Gate {
 
 /// icegate in front of `upstream_url` with `policy`, after `tweak` adjusted the config.
 pub async fn gate(upstream_url: &str, policy: &str, tweak: impl FnOnce(&mut Config)) -> Gate {
+    gate_then(upstream_url, policy, tweak, |_| {}).await
+}
+
+/// As [`gate`], with `prepare` given the state before it serves (to give icegate credentials
+/// without the process environment, which parallel tests share).
+pub async fn gate_then(
+    upstream_url: &str,
+    policy: &str,
+    tweak: impl FnOnce(&mut Config),
+    prepare: impl FnOnce(&icegate::serve::state::Shared),
+) -> Gate {
     let mut config = Config::load(
         None,
         Overrides {
@@ -233,6 +244,7 @@ pub async fn gate(upstream_url: &str, policy: &str, tweak: impl FnOnce(&mut Conf
     let upstream = icegate::serve::forward::Upstream::new(url, &config.upstream).unwrap();
     let tls = config.tls.as_ref().map(icegate::net::server_config).transpose().unwrap();
     let shared = icegate::serve::state::Shared::new(config, snapshot, upstream);
+    prepare(&shared);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();

@@ -12,6 +12,8 @@ use std::sync::{Arc, OnceLock};
 mod advertised;
 /// What a signature binds and which headers it may sign (issue 28).
 mod binds;
+/// icegate as the signer, for catalogs that have none (issue 28).
+mod local;
 
 const POLICY: &str = r#"
 version: 1

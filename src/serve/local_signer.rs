@@ -1,0 +1,160 @@
+//! icegate as the signer (`credentials.signing.signer = "local"`, docs/design.md §8 "Signing without
+//! a catalog signer"): an authorized sign request is signed here with SigV4 and icegate's own AWS
+//! credentials, and never forwarded upstream.
+
+use crate::core::credentials::sign::bind::CONTENT_SHA256;
+use crate::core::iceberg::body::SignRequest;
+use crate::error::Refusal;
+use crate::serve::aws_chain::{Chain, ChainError};
+use crate::serve::sts::StsClient;
+use aws_credential_types::Credentials;
+use aws_sigv4::http_request::{
+    PayloadChecksumKind, PercentEncodingMode, SignableBody, SignableRequest, SigningSettings, UriPathNormalizationMode,
+    sign,
+};
+use aws_sigv4::sign::v4;
+use aws_smithy_runtime_api::client::identity::Identity;
+use serde_json::{Map, Value};
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::SystemTime;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum LocalSignError {
+    #[error("icegate has no AWS credentials to sign with: {0}")]
+    Credentials(#[from] ChainError),
+    #[error("cannot sign the request: {0}")]
+    Sign(String),
+}
+
+impl From<&LocalSignError> for Refusal {
+    fn from(e: &LocalSignError) -> Self {
+        // the request was authorized: what fails is icegate's own signing
+        Refusal::new(503, "ServiceUnavailableException", e.to_string())
+    }
+}
+
+/// The request to sign, as authorized, and the payload hash its signature binds.
+#[derive(Clone, Debug)]
+pub struct Local {
+    pub request: SignRequest,
+    /// A batch delete's checked body's hex SHA-256; else `UNSIGNED-PAYLOAD` is signed.
+    pub body_sha256: Option<String>,
+}
+
+/// icegate's credentials for signing, from the AWS default chain as `s3-downscope` reads them.
+pub struct LocalSigner {
+    chain: RwLock<Arc<Chain>>,
+    /// Web identity credentials are fetched through it (unsigned).
+    sts: Option<StsClient>,
+}
+
+impl std::fmt::Debug for LocalSigner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalSigner").finish_non_exhaustive()
+    }
+}
+
+impl LocalSigner {
+    /// With the process environment's chain; `sts` as configured for `s3-downscope`.
+    pub fn new(config: &crate::config::credentials::Sts) -> Self {
+        let sts = StsClient::new(config.endpoint.as_deref(), &config.region).ok();
+        Self { chain: RwLock::new(Arc::new(Chain::from_process_env())), sts }
+    }
+
+    /// Reads its credentials from `chain` from now on (tests give variables rather than the
+    /// process's, which parallel tests share).
+    pub fn use_chain(&self, chain: Chain) {
+        *self.chain.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(chain);
+    }
+
+    async fn credentials(&self) -> Result<Credentials, LocalSignError> {
+        let chain = Arc::clone(&self.chain.read().unwrap_or_else(PoisonError::into_inner));
+        let sts = match &self.sts {
+            Some(sts) => sts.clone(),
+            None => StsClient::new(None, "us-east-1").map_err(|e| LocalSignError::Sign(e.to_string()))?,
+        };
+        Ok(chain.credentials(&sts).await?)
+    }
+
+    /// The spec's `RemoteSignResponse` for `local`: its `uri` and every header it sent, with
+    /// the signature's headers set.
+    pub async fn answer(&self, local: &Local) -> Result<Vec<u8>, LocalSignError> {
+        let credentials = self.credentials().await?;
+        signed_answer(local, &credentials, SystemTime::now())
+    }
+}
+
+/// The answer to `local` signed with `credentials` at `time`.
+pub fn signed_answer(local: &Local, credentials: &Credentials, time: SystemTime) -> Result<Vec<u8>, LocalSignError> {
+    let request = &local.request;
+    let fail = |e: &dyn std::fmt::Display| LocalSignError::Sign(e.to_string());
+    // S3 signs the path as sent: no normalization, no double encoding
+    let mut settings = SigningSettings::default();
+    settings.percent_encoding_mode = PercentEncodingMode::Single;
+    settings.uri_path_normalization_mode = UriPathNormalizationMode::Disabled;
+    settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
+    let identity = Identity::from(credentials.clone());
+    let params = v4::SigningParams::builder()
+        .identity(&identity)
+        .region(&request.region)
+        .name("s3")
+        .time(time)
+        .settings(settings)
+        .build()
+        .map_err(|e| fail(&e))?
+        .into();
+    // the caller's own payload hash is replaced by the one icegate decides
+    let kept: Vec<(String, String)> = request
+        .headers
+        .iter()
+        .filter(|(name, _)| !name.eq_ignore_ascii_case(CONTENT_SHA256))
+        .map(|(name, values)| (name.to_ascii_lowercase(), values.join(",")))
+        .collect();
+    let body = match &local.body_sha256 {
+        Some(sha256) => SignableBody::Precomputed(sha256.clone()),
+        None => SignableBody::UnsignedPayload,
+    };
+    let signable = SignableRequest::new(
+        &request.method,
+        request.uri.as_str(),
+        kept.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+        body,
+    )
+    .map_err(|e| fail(&e))?;
+    let (instructions, _) = sign(signable, &params).map_err(|e| fail(&e))?.into_parts();
+    let mut headers = Map::new();
+    for (name, value) in &kept {
+        headers.insert(name.clone(), Value::Array(vec![Value::String(value.clone())]));
+    }
+    for (name, value) in instructions.headers() {
+        headers.retain(|n, _| !n.eq_ignore_ascii_case(name));
+        headers.insert(name.to_owned(), Value::Array(vec![Value::String(value.to_owned())]));
+    }
+    let answer = serde_json::json!({"uri": request.uri, "headers": headers});
+    serde_json::to_vec(&answer).map_err(|e| fail(&e))
+}
+
+/// The served answer to an authorized sign request icegate signs itself; like a forwarded
+/// one's, only a read's answer may be cached by the client.
+pub async fn respond(
+    shared: &crate::serve::state::Shared,
+    local: &Local,
+    cacheable: bool,
+) -> Result<http::Response<crate::serve::forward::Body>, Refusal> {
+    let signer = shared
+        .vending
+        .local_signer()
+        .ok_or_else(|| Refusal::new(500, "ServiceFailureException", "the local signer is not configured"))?;
+    let bytes = signer.answer(local).await.map_err(|e| Refusal::from(&e))?;
+    let mut builder = http::Response::builder()
+        .status(http::StatusCode::OK)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .header(http::header::CONTENT_LENGTH, bytes.len());
+    if !cacheable {
+        builder = builder.header(http::header::CACHE_CONTROL, "no-store");
+    }
+    builder
+        .body(crate::serve::forward::full(bytes::Bytes::from(bytes)))
+        .map_err(|e| Refusal::new(500, "ServiceFailureException", format!("cannot build the sign answer: {e}")))
+}
