@@ -138,14 +138,12 @@ pub fn signed_answer(local: &Local, credentials: &Credentials, time: SystemTime)
 /// The served answer to an authorized sign request icegate signs itself; like a forwarded
 /// one's, only a read's answer may be cached by the client.
 pub async fn respond(
-    shared: &crate::serve::state::Shared,
+    signer: Option<&LocalSigner>,
     local: &Local,
     cacheable: bool,
 ) -> Result<http::Response<crate::serve::forward::Body>, Refusal> {
-    let signer = shared
-        .vending
-        .local_signer()
-        .ok_or_else(|| Refusal::new(500, "ServiceFailureException", "the local signer is not configured"))?;
+    let signer =
+        signer.ok_or_else(|| Refusal::new(500, "ServiceFailureException", "the local signer is not configured"))?;
     let bytes = signer.answer(local).await.map_err(|e| Refusal::from(&e))?;
     let mut builder = http::Response::builder()
         .status(http::StatusCode::OK)

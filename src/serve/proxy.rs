@@ -136,7 +136,7 @@ async fn pipeline(
     if let Some(local) = sign.as_ref().and_then(|s| s.local.as_ref()) {
         cx.decided();
         let cacheable = sign.as_ref().is_some_and(crate::serve::signing::Forward::cacheable);
-        return crate::serve::local_signer::respond(shared, local, cacheable)
+        return crate::serve::local_signer::respond(shared.vending.local_signer(), local, cacheable)
             .await
             .map_err(|r| Stop::plain(r, Some(op)));
     }
