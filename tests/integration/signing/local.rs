@@ -8,16 +8,26 @@ use hmac::{Hmac, Mac};
 use icegate::serve::aws_chain::{Chain, Env};
 use sha2::{Digest, Sha256};
 
-const KEY_ID: &str = "AKIDLOCALSIGNER";
-const SECRET: &str = "local-signer-secret";
+pub(super) const KEY_ID: &str = "AKIDLOCALSIGNER";
+pub(super) const SECRET: &str = "local-signer-secret";
 const TOKEN: &str = "local-signer-session";
 
 /// icegate signing locally with session credentials given to its chain.
 async fn local_gate(upstream: &FakeUpstream) -> Gate {
+    local_gate_with(upstream, POLICY, |_| {}).await
+}
+
+/// As [`local_gate`], on `policy`, with `tweak` applied to the configuration.
+pub(super) async fn local_gate_with(
+    upstream: &FakeUpstream,
+    policy: &str,
+    tweak: impl FnOnce(&mut icegate::config::Config),
+) -> Gate {
     let local = |c: &mut icegate::config::Config| {
         c.credentials.signing.signer = icegate::config::credentials::Signer::Local;
+        tweak(c);
     };
-    crate::fake_upstream::gate_then(&upstream.url(""), POLICY, local, |shared| {
+    crate::fake_upstream::gate_then(&upstream.url(""), policy, local, |shared| {
         let env = Env::from_pairs([
             ("AWS_ACCESS_KEY_ID", KEY_ID),
             ("AWS_SECRET_ACCESS_KEY", SECRET),
@@ -39,7 +49,7 @@ fn hmac(key: &[u8], data: &str) -> Vec<u8> {
 }
 
 /// The one value of `name` (any case) in a sign answer's headers.
-fn header<'a>(headers: &'a Value, name: &str) -> &'a str {
+pub(super) fn header<'a>(headers: &'a Value, name: &str) -> &'a str {
     let (_, values) = headers.as_object().unwrap().iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).unwrap();
     values[0].as_str().unwrap()
 }
@@ -48,6 +58,11 @@ fn header<'a>(headers: &'a Value, name: &str) -> &'a str {
 /// the crate icegate signs with) and asserts the answer's `Authorization` carries it; returns the
 /// signed header names.
 fn assert_verifies(method: &str, answer: &Value) -> Vec<String> {
+    assert_verifies_with(method, answer, (KEY_ID, SECRET))
+}
+
+/// As [`assert_verifies`], for a signature made with the key `key_id` whose secret is `secret`.
+pub(super) fn assert_verifies_with(method: &str, answer: &Value, (key_id, secret): (&str, &str)) -> Vec<String> {
     let uri: http::Uri = answer["uri"].as_str().unwrap().parse().unwrap();
     let headers = &answer["headers"];
     let authorization = header(headers, "authorization");
@@ -86,12 +101,12 @@ fn assert_verifies(method: &str, answer: &Value) -> Vec<String> {
         header(headers, "x-amz-content-sha256"),
     );
     let to_sign = format!("AWS4-HMAC-SHA256\n{date}\n{scope}\n{}", hex(&Sha256::digest(canonical.as_bytes())));
-    let mut key = hmac(format!("AWS4{SECRET}").as_bytes(), &date[..8]);
+    let mut key = hmac(format!("AWS4{secret}").as_bytes(), &date[..8]);
     for part in ["us-east-1", "s3", "aws4_request"] {
         key = hmac(&key, part);
     }
     let expected = format!(
-        "AWS4-HMAC-SHA256 Credential={KEY_ID}/{scope}, SignedHeaders={}, Signature={}",
+        "AWS4-HMAC-SHA256 Credential={key_id}/{scope}, SignedHeaders={}, Signature={}",
         signed.join(";"),
         hex(&hmac(&key, &to_sign))
     );
