@@ -181,3 +181,71 @@ async fn local_signer_binds_a_batch_delete_to_its_checked_body() {
     sign(&g, &outside).await.assert_error(403, "ForbiddenException");
     assert_eq!(signs_received(&upstream), 0);
 }
+
+/// icegate signing as `credentials.sts.role_arn`, assumed at `sts` with the chain's key.
+async fn role_gate(upstream: &FakeUpstream, sts: &FakeUpstream, refresh_before_seconds: u64) -> Gate {
+    let sts_url = sts.url("");
+    local_gate_with(upstream, POLICY, move |c| {
+        c.credentials.sts.role_arn = Some("arn:aws:iam::123456789012:role/icegate-signer".into());
+        c.credentials.sts.endpoint = Some(sts_url);
+        c.credentials.sts.external_id = Some("ext-1".into());
+        c.credentials.sts.duration_seconds = 900;
+        c.credentials.sts.refresh_before_seconds = refresh_before_seconds;
+    })
+    .await
+}
+
+#[tokio::test]
+async fn local_signer_with_a_role_signs_with_the_roles_credentials_assumed_once() {
+    let upstream = table_route_catalog(json!({})).await;
+    let sts = crate::sts::fake_sts(3600).await;
+    let g = role_gate(&upstream, &sts, 300).await;
+    for method in ["GET", "PUT"] {
+        let a = sign(&g, &sign_body(method, OBJECT)).await;
+        assert_eq!(a.status, 200, "{}", a.text());
+        let answer = a.json();
+        // the fake STS's credentials: key ASIAMINTED, secret `secret-of-ASIAMINTED`
+        assert_verifies_with(method, &answer, ("ASIAMINTED", "secret-of-ASIAMINTED"));
+        assert_eq!(header(&answer["headers"], "x-amz-security-token"), "minted-token");
+    }
+    let calls = sts.requests();
+    assert_eq!(calls.len(), 1, "assumed once, then reused while fresh: {calls:#?}");
+    crate::sts::assert_signed(&calls[0], KEY_ID, SECRET);
+    let form: std::collections::BTreeMap<String, String> = crate::sts::form(&calls[0]).into_iter().collect();
+    assert_eq!(form["Action"], "AssumeRole");
+    assert_eq!(form["RoleArn"], "arn:aws:iam::123456789012:role/icegate-signer");
+    assert_eq!(form["RoleSessionName"], "icegate-signer");
+    assert_eq!(form["ExternalId"], "ext-1");
+    assert_eq!(form["DurationSeconds"], "900");
+    // the role's own permissions: no session policy narrows them, no tags need sts:TagSession
+    assert!(form.keys().all(|k| k != "Policy" && !k.starts_with("Tags.")), "{form:?}");
+    assert_eq!(signs_received(&upstream), 0);
+}
+
+#[tokio::test]
+async fn local_signer_renews_the_roles_credentials_before_they_expire() {
+    let upstream = table_route_catalog(json!({})).await;
+    // credentials that expire within `refresh_before_seconds` are never reused
+    let sts = crate::sts::fake_sts(200).await;
+    let g = role_gate(&upstream, &sts, 300).await;
+    for _ in 0..2 {
+        assert_eq!(sign(&g, &sign_body("GET", OBJECT)).await.status, 200);
+    }
+    assert_eq!(sts.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn local_signer_a_refused_assume_role_is_503_without_stss_words() {
+    let upstream = table_route_catalog(json!({})).await;
+    let sts = FakeUpstream::start(|_: &Recorded| {
+        Reply::raw(
+            403,
+            "<ErrorResponse><Error><Code>AccessDenied</Code><Message>User: arn:aws:iam::1:user/icegate is not authorized</Message></Error></ErrorResponse>",
+        )
+    })
+    .await;
+    let g = role_gate(&upstream, &sts, 300).await;
+    let message = sign(&g, &sign_body("GET", OBJECT)).await.assert_error(503, "ServiceUnavailableException");
+    assert!(message.contains("signing role") && !message.contains("arn:") && !message.contains("AccessDenied"), "{message}");
+    assert_eq!(signs_received(&upstream), 0);
+}
