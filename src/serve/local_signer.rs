@@ -21,6 +21,10 @@ use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use thiserror::Error;
 
+/// Headers never signed, besides aws-sigv4's own (`authorization`, `user-agent`,
+/// `x-amzn-trace-id`, `transfer-encoding`).
+const UNSIGNED_HEADERS: [&str; 2] = ["expect", "connection"];
+
 /// The session name of the role's sessions, as CloudTrail shows them.
 const SESSION: &str = "icegate-signer";
 
@@ -130,6 +134,11 @@ pub fn signed_answer(local: &Local, credentials: &Credentials, time: SystemTime)
     settings.percent_encoding_mode = PercentEncodingMode::Single;
     settings.uri_path_normalization_mode = UriPathNormalizationMode::Disabled;
     settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
+    // What HTTP stacks and proxies add, drop or change on the way (the AWS Java SDK and botocore
+    // never sign them): `Expect` signed made moto refuse every PutObject botocore sent.
+    if let Some(excluded) = &mut settings.excluded_headers {
+        excluded.extend(UNSIGNED_HEADERS.iter().map(|h| std::borrow::Cow::Borrowed(*h)));
+    }
     let identity = Identity::from(credentials.clone());
     let params = v4::SigningParams::builder()
         .identity(&identity)

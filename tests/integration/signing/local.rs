@@ -249,3 +249,18 @@ async fn local_signer_a_refused_assume_role_is_503_without_stss_words() {
     assert!(message.contains("signing role") && !message.contains("arn:") && !message.contains("AccessDenied"), "{message}");
     assert_eq!(signs_received(&upstream), 0);
 }
+
+#[tokio::test]
+async fn local_signer_never_signs_what_http_stacks_change_on_the_way() {
+    // botocore sends `Expect: 100-continue` with a PutObject and signs without it; signed, it
+    // made moto (and any store that recomputes as the SDKs sign) refuse every such PUT.
+    let upstream = table_route_catalog(json!({})).await;
+    let g = local_gate(&upstream).await;
+    let body = json!({"region": "us-east-1", "method": "PUT", "uri": OBJECT,
+                      "headers": {"Expect": ["100-continue"], "Connection": ["keep-alive"], "Content-Length": ["10"]}});
+    let a = sign(&g, &body).await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    let signed = assert_verifies("PUT", &a.json());
+    assert!(signed.iter().all(|h| h != "expect" && h != "connection"), "{signed:?}");
+    assert!(signed.iter().any(|h| h == "content-length"), "{signed:?}");
+}
