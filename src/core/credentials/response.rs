@@ -112,10 +112,8 @@ impl Parsed {
         if adds && is_table && self.envelope.member("config").is_none() {
             member(&mut out, rendered("config", &rules_config(rules, None))?);
         }
-        if rules.minted.is_some() {
-            if self.envelope.member("storage-credentials").is_none() {
-                member(&mut out, rendered("storage-credentials", &rules.storage_credentials(Vec::new(), locations))?);
-            }
+        if rules.minted.is_some() && self.envelope.member("storage-credentials").is_none() {
+            member(&mut out, rendered("storage-credentials", &rules.storage_credentials(Vec::new(), locations))?);
         }
         out.push(Bytes::from_static(b"}"));
         out.finish();

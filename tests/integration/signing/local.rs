@@ -246,7 +246,10 @@ async fn local_signer_a_refused_assume_role_is_503_without_stss_words() {
     .await;
     let g = role_gate(&upstream, &sts, 300).await;
     let message = sign(&g, &sign_body("GET", OBJECT)).await.assert_error(503, "ServiceUnavailableException");
-    assert!(message.contains("signing role") && !message.contains("arn:") && !message.contains("AccessDenied"), "{message}");
+    assert!(
+        message.contains("signing role") && !message.contains("arn:") && !message.contains("AccessDenied"),
+        "{message}"
+    );
     assert_eq!(signs_received(&upstream), 0);
 }
 

@@ -202,11 +202,15 @@ async fn local_signer_the_offered_endpoint_signs_what_the_caller_may_do() {
     let endpoint = format!("/{}", config["signer.endpoint"].as_str().unwrap());
     assert_eq!(endpoint, SIGN);
     let auth = basic("rita");
-    let read = send(g.addr, "POST", &endpoint, &[("authorization", &auth)], sign_body("GET", OBJECT).to_string().as_bytes()).await;
+    let read =
+        send(g.addr, "POST", &endpoint, &[("authorization", &auth)], sign_body("GET", OBJECT).to_string().as_bytes())
+            .await;
     assert_eq!(read.status, 200, "{}", read.text());
     assert_verifies_with("GET", &read.json(), (KEY_ID, SECRET));
     // the reader's write is refused, and a key outside the table for anyone
-    let write = send(g.addr, "POST", &endpoint, &[("authorization", &auth)], sign_body("PUT", OBJECT).to_string().as_bytes()).await;
+    let write =
+        send(g.addr, "POST", &endpoint, &[("authorization", &auth)], sign_body("PUT", OBJECT).to_string().as_bytes())
+            .await;
     write.assert_error(403, "ForbiddenException");
     let outside = sign_body("GET", "https://lake.s3.amazonaws.com/wh/sales/other/data/f.parquet");
     sign(&g, &outside).await.assert_error(403, "ForbiddenException");

@@ -209,7 +209,8 @@ fn icegate_as_the_signer_removes_credentials_and_offers_its_signer_in_every_spel
             expected["signer.uri"] = json!("https://gate");
         }
         assert_eq!(Value::Object(config), expected, "public url: {public}");
-        let entries = vec![StorageCredential { prefix: "s3://b/t".into(), config: map(json!({"s3.access-key-id": "A"})) }];
+        let entries =
+            vec![StorageCredential { prefix: "s3://b/t".into(), config: map(json!({"s3.access-key-id": "A"})) }];
         assert_eq!(rules.storage_credentials(entries, &["s3://b/t".to_owned()]), []);
     }
 }
