@@ -1,12 +1,14 @@
 //! icegate as the signer (`credentials.signing.signer = "local"`, docs/design.md §8 "Signing without
 //! a catalog signer"): an authorized sign request is signed here with SigV4 and icegate's own AWS
-//! credentials, and never forwarded upstream.
+//! credentials (the default chain's, or those of `credentials.sts.role_arn`, assumed and renewed
+//! before they expire), and never forwarded upstream.
 
+use crate::core::credentials::Minted;
 use crate::core::credentials::sign::bind::CONTENT_SHA256;
 use crate::core::iceberg::body::SignRequest;
 use crate::error::Refusal;
 use crate::serve::aws_chain::{Chain, ChainError};
-use crate::serve::sts::StsClient;
+use crate::serve::sts::{Role, StsClient, StsError};
 use aws_credential_types::Credentials;
 use aws_sigv4::http_request::{
     PayloadChecksumKind, PercentEncodingMode, SignableBody, SignableRequest, SigningSettings, UriPathNormalizationMode,
@@ -16,22 +18,24 @@ use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
 use serde_json::{Map, Value};
 use std::sync::{Arc, PoisonError, RwLock};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use thiserror::Error;
+
+/// Headers never signed, besides aws-sigv4's own (`authorization`, `user-agent`,
+/// `x-amzn-trace-id`, `transfer-encoding`).
+const UNSIGNED_HEADERS: [&str; 2] = ["expect", "connection"];
+
+/// The session name of the role's sessions, as CloudTrail shows them.
+const SESSION: &str = "icegate-signer";
 
 #[derive(Debug, Error)]
 pub enum LocalSignError {
     #[error("icegate has no AWS credentials to sign with: {0}")]
     Credentials(#[from] ChainError),
+    #[error("icegate cannot assume its signing role: {0}")]
+    Role(#[from] StsError),
     #[error("cannot sign the request: {0}")]
     Sign(String),
-}
-
-impl From<&LocalSignError> for Refusal {
-    fn from(e: &LocalSignError) -> Self {
-        // the request was authorized: what fails is icegate's own signing
-        Refusal::new(503, "ServiceUnavailableException", e.to_string())
-    }
 }
 
 /// The request to sign, as authorized, and the payload hash its signature binds.
@@ -42,11 +46,16 @@ pub struct Local {
     pub body_sha256: Option<String>,
 }
 
-/// icegate's credentials for signing, from the AWS default chain as `s3-downscope` reads them.
+/// icegate's credentials for signing: the AWS default chain's, as `s3-downscope` reads them, or
+/// with `credentials.sts.role_arn` the role's, assumed with them.
 pub struct LocalSigner {
     chain: RwLock<Arc<Chain>>,
-    /// Web identity credentials are fetched through it (unsigned).
+    /// Web identity credentials and the role's are fetched through it.
     sts: Option<StsClient>,
+    role: Option<Role>,
+    /// The role's credentials while fresh; its lock is held while they are renewed, so
+    /// concurrent sign requests wait for one STS call.
+    assumed: tokio::sync::Mutex<Option<Arc<Minted>>>,
 }
 
 impl std::fmt::Debug for LocalSigner {
@@ -56,10 +65,17 @@ impl std::fmt::Debug for LocalSigner {
 }
 
 impl LocalSigner {
-    /// With the process environment's chain; `sts` as configured for `s3-downscope`.
+    /// With the process environment's chain; `sts` as configured for `s3-downscope`, whose
+    /// `role_arn`, when set, is the role icegate signs as.
     pub fn new(config: &crate::config::credentials::Sts) -> Self {
         let sts = StsClient::new(config.endpoint.as_deref(), &config.region).ok();
-        Self { chain: RwLock::new(Arc::new(Chain::from_process_env())), sts }
+        let role = config.role_arn.clone().filter(|r| !r.is_empty()).map(|arn| Role::new(config, arn));
+        Self {
+            chain: RwLock::new(Arc::new(Chain::from_process_env())),
+            sts,
+            role,
+            assumed: tokio::sync::Mutex::new(None),
+        }
     }
 
     /// Reads its credentials from `chain` from now on (tests give variables rather than the
@@ -72,9 +88,21 @@ impl LocalSigner {
         let chain = Arc::clone(&self.chain.read().unwrap_or_else(PoisonError::into_inner));
         let sts = match &self.sts {
             Some(sts) => sts.clone(),
+            // the configured endpoint did not parse: the role cannot be assumed without it
+            None if self.role.is_some() => return Err(StsError::Config("`credentials.sts.endpoint`".into()).into()),
             None => StsClient::new(None, "us-east-1").map_err(|e| LocalSignError::Sign(e.to_string()))?,
         };
-        Ok(chain.credentials(&sts).await?)
+        let Some(role) = &self.role else { return Ok(chain.credentials(&sts).await?) };
+        let mut held = self.assumed.lock().await;
+        if let Some(minted) = held.as_ref().filter(|m| role.fresh(m, sts.now_ms())) {
+            return Ok(session_credentials(minted));
+        }
+        let base = chain.credentials(&sts).await?;
+        let minted = Arc::new(role.assume(&sts, &base, SESSION, &[]).await?);
+        tracing::debug!(role = role.arn(), expiration_ms = minted.expiration_ms, "assumed the signing role");
+        let credentials = session_credentials(&minted);
+        *held = Some(minted);
+        Ok(credentials)
     }
 
     /// The spec's `RemoteSignResponse` for `local`: its `uri` and every header it sent, with
@@ -83,6 +111,18 @@ impl LocalSigner {
         let credentials = self.credentials().await?;
         signed_answer(local, &credentials, SystemTime::now())
     }
+}
+
+/// The role's temporary credentials, as the signer takes them.
+fn session_credentials(minted: &Minted) -> Credentials {
+    let expiry = u64::try_from(minted.expiration_ms).ok().map(|ms| UNIX_EPOCH + Duration::from_millis(ms));
+    Credentials::new(
+        minted.access_key_id.clone(),
+        minted.secret_access_key.clone(),
+        Some(minted.session_token.clone()),
+        expiry,
+        "icegate-signing-role",
+    )
 }
 
 /// The answer to `local` signed with `credentials` at `time`.
@@ -94,6 +134,11 @@ pub fn signed_answer(local: &Local, credentials: &Credentials, time: SystemTime)
     settings.percent_encoding_mode = PercentEncodingMode::Single;
     settings.uri_path_normalization_mode = UriPathNormalizationMode::Disabled;
     settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
+    // What HTTP stacks and proxies add, drop or change on the way (the AWS Java SDK and botocore
+    // never sign them): `Expect` signed made moto refuse every PutObject botocore sent.
+    if let Some(excluded) = &mut settings.excluded_headers {
+        excluded.extend(UNSIGNED_HEADERS.iter().map(|h| std::borrow::Cow::Borrowed(*h)));
+    }
     let identity = Identity::from(credentials.clone());
     let params = v4::SigningParams::builder()
         .identity(&identity)

@@ -120,7 +120,7 @@ async fn pipeline(
     // forward
     let action = authorize::credential_scope(snap, &subject, &request).map(|scope| {
         let service = shared.config.upstream.auth == crate::config::UpstreamAuth::Service;
-        vending::action(shared.config.credentials.mode, scope, service)
+        vending::configured_action(&shared.config.credentials, scope, service)
     });
     cx.credential = action.map(Action::audit);
     let query = route.query.canonical();

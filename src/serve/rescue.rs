@@ -7,6 +7,7 @@ use crate::serve::accept::AcceptError;
 use crate::serve::forward::{self, ForwardError};
 use crate::serve::identity::IdentityError;
 use crate::serve::inspect::ReadError;
+use crate::serve::local_signer::LocalSignError;
 use crate::serve::rewrite::body::RewriteError;
 use crate::serve::vending::VendError;
 use http::{HeaderValue, StatusCode, header};
@@ -98,6 +99,24 @@ impl From<&VendError> for Refusal {
             )
             .logged("minting downscoped credentials failed".to_owned(), e),
             _ => Self::new(502, "BadGatewayException", e.to_string()),
+        }
+    }
+}
+
+impl From<&LocalSignError> for Refusal {
+    /// The request was authorized: what fails is icegate's own signing.
+    fn from(e: &LocalSignError) -> Self {
+        match e {
+            // STS's own words (ARNs, policy text) are for the operator's log, not the caller
+            LocalSignError::Role(_) => Self::new(
+                503,
+                "ServiceUnavailableException",
+                "icegate cannot assume its signing role; icegate's log has the details",
+            )
+            .logged("assuming the signing role failed".to_owned(), e),
+            LocalSignError::Credentials(_) | LocalSignError::Sign(_) => {
+                Self::new(503, "ServiceUnavailableException", e.to_string())
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
-//! `s3-downscope`'s minting: STS AssumeRole, signed with icegate's own credentials, with a session
-//! policy for the caller's scope on the table's locations; results are cached per caller, scope and
-//! table until shortly before they expire.
+//! STS AssumeRole of `credentials.sts.role_arn`, signed with icegate's own credentials
+//! ([`Role`]), and `s3-downscope`'s minting with it: a session policy for the caller's scope on
+//! the table's locations, results cached per caller, scope and table until shortly before they
+//! expire. The local signer assumes the same role, without a policy (`serve::local_signer`).
 
 use super::aws_chain::{Chain, ChainError};
 use crate::core::clock::Clock;
@@ -91,6 +92,12 @@ impl StsClient {
 
     pub fn endpoint(&self) -> &http::Uri {
         &self.endpoint
+    }
+
+    /// Now, in Unix milliseconds, on the clock its signatures are dated by.
+    pub fn now_ms(&self) -> i64 {
+        let now = self.clock.system_now();
+        now.duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
     }
 
     /// POSTs the query-protocol `params`, SigV4-signed when `signer` is given, and reads the
@@ -202,6 +209,60 @@ fn tag_value(value: &str) -> String {
     value.chars().map(|c| if allowed(c) { c } else { '_' }).take(256).collect()
 }
 
+/// The role icegate assumes, as `[credentials.sts]` configures it.
+#[derive(Debug)]
+pub struct Role {
+    role_arn: String,
+    duration_seconds: u32,
+    external_id: Option<String>,
+    refresh_before_ms: i64,
+}
+
+impl Role {
+    pub fn new(config: &crate::config::credentials::Sts, role_arn: String) -> Self {
+        Self {
+            role_arn,
+            duration_seconds: config.duration_seconds,
+            external_id: config.external_id.clone(),
+            refresh_before_ms: i64::try_from(config.refresh_before_seconds.saturating_mul(1000)).unwrap_or(i64::MAX),
+        }
+    }
+
+    pub fn arn(&self) -> &str {
+        &self.role_arn
+    }
+
+    /// AssumeRole as `session` through `sts`, signed with `base`; `extra` adds parameters (a
+    /// session policy, session tags).
+    pub async fn assume(
+        &self,
+        sts: &StsClient,
+        base: &Credentials,
+        session: &str,
+        extra: &[(String, String)],
+    ) -> Result<Minted, StsError> {
+        let duration = self.duration_seconds.to_string();
+        let mut params: Vec<(&str, &str)> = vec![
+            ("Action", "AssumeRole"),
+            ("Version", "2011-06-15"),
+            ("RoleArn", &self.role_arn),
+            ("RoleSessionName", session),
+            ("DurationSeconds", &duration),
+        ];
+        if let Some(id) = &self.external_id {
+            params.push(("ExternalId", id));
+        }
+        params.extend(extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        sts.call(&params, Some(base)).await
+    }
+
+    /// Whether `minted` is still used at `now_ms`: it is renewed `refresh_before_seconds`
+    /// before it expires.
+    pub fn fresh(&self, minted: &Minted, now_ms: i64) -> bool {
+        now_ms.saturating_add(self.refresh_before_ms) < minted.expiration_ms
+    }
+}
+
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct Key {
     user: String,
@@ -219,10 +280,7 @@ type Slot = Arc<tokio::sync::Mutex<Option<Arc<Minted>>>>;
 pub struct Downscoper {
     sts: StsClient,
     chain: Chain,
-    role_arn: String,
-    duration_seconds: u32,
-    external_id: Option<String>,
-    refresh_before_ms: i64,
+    role: Role,
     cache: Mutex<HashMap<Key, Slot>>,
 }
 
@@ -231,9 +289,7 @@ impl fmt::Debug for Downscoper {
         f.debug_struct("Downscoper")
             .field("endpoint", &self.sts.endpoint)
             .field("region", &self.sts.region)
-            .field("role_arn", &self.role_arn)
-            .field("duration_seconds", &self.duration_seconds)
-            .field("refresh_before_ms", &self.refresh_before_ms)
+            .field("role", &self.role)
             .finish_non_exhaustive()
     }
 }
@@ -252,10 +308,7 @@ impl Downscoper {
         Ok(Self {
             sts: StsClient::new(config.endpoint.as_deref(), &config.region)?,
             chain,
-            role_arn,
-            duration_seconds: config.duration_seconds,
-            external_id: config.external_id.clone(),
-            refresh_before_ms: i64::try_from(config.refresh_before_seconds.saturating_mul(1000)).unwrap_or(i64::MAX),
+            role: Role::new(config, role_arn),
             cache: Mutex::new(HashMap::new()),
         })
     }
@@ -287,7 +340,7 @@ impl Downscoper {
     }
 
     fn fresh(&self, minted: &Minted) -> bool {
-        self.now_ms().saturating_add(self.refresh_before_ms) < minted.expiration_ms
+        self.role.fresh(minted, self.sts.now_ms())
     }
 
     fn slot(&self, key: Key) -> Slot {
@@ -305,31 +358,18 @@ impl Downscoper {
     async fn assume_role(&self, request: &MintRequest<'_>) -> Result<Minted, StsError> {
         let policy = session_policy::encode(&session_policy::session_policy(request.scope, request.locations))?;
         let base = self.chain.credentials(&self.sts).await?;
-        let session = session_name(request.user);
-        let duration = self.duration_seconds.to_string();
         // Tag values cannot hold commas; a space separates the roles.
         let tags = [
             ("icegate:user", tag_value(request.user)),
             ("icegate:active-roles", tag_value(&request.active_roles.join(" "))),
             ("icegate:table", tag_value(request.table)),
         ];
-        let mut params: Vec<(String, &str)> = vec![
-            ("Action".into(), "AssumeRole"),
-            ("Version".into(), "2011-06-15"),
-            ("RoleArn".into(), &self.role_arn),
-            ("RoleSessionName".into(), &session),
-            ("DurationSeconds".into(), &duration),
-            ("Policy".into(), &policy),
-        ];
-        if let Some(id) = &self.external_id {
-            params.push(("ExternalId".into(), id));
+        let mut extra = vec![("Policy".to_owned(), policy)];
+        for (i, (key, value)) in tags.into_iter().enumerate() {
+            extra.push((format!("Tags.member.{}.Key", i + 1), key.to_owned()));
+            extra.push((format!("Tags.member.{}.Value", i + 1), value));
         }
-        for (i, (key, value)) in tags.iter().enumerate() {
-            params.push((format!("Tags.member.{}.Key", i + 1), key));
-            params.push((format!("Tags.member.{}.Value", i + 1), value));
-        }
-        let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-        self.sts.call(&params, Some(&base)).await
+        self.role.assume(&self.sts, &base, &session_name(request.user), &extra).await
     }
 }
 
@@ -338,11 +378,6 @@ impl Downscoper {
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.sts.clock = clock;
         self
-    }
-
-    fn now_ms(&self) -> i64 {
-        let now = self.sts.clock.system_now();
-        now.duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
     }
 }
 

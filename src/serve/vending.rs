@@ -61,6 +61,16 @@ pub fn action(mode: Mode, scope: CredentialScope, service: bool) -> Action {
     }
 }
 
+/// What happens to one response's credentials as configured: with icegate as the signer
+/// (`credentials.signing.signer = "local"`) every answer offers it and carries no credentials,
+/// whatever `credentials.mode` says (docs/design.md §8 "Signing without a catalog signer").
+pub fn configured_action(config: &Config, scope: CredentialScope, service: bool) -> Action {
+    match config.signing.signer {
+        crate::config::credentials::Signer::Local => Action::Sign,
+        crate::config::credentials::Signer::Upstream => action(config.mode, scope, service),
+    }
+}
+
 /// Bounds the location cache; past it, expired entries go, then everything.
 const MAX_CACHED_TABLES: usize = 10_000;
 
@@ -248,9 +258,12 @@ impl Vending {
             Action::Downscope(scope) if mint => self.mint(caller, scope, locations).await?,
             _ => None,
         };
-        // Downscoping with nothing to mint (no S3 location) leaves nothing: that is a strip.
+        // Downscoping with nothing to mint (no S3 location) leaves nothing: that is a strip; so
+        // is offering icegate's signer for a table known to be off S3.
+        let off_s3 = !locations.is_empty() && clean::s3_locations(locations).next().is_none();
         let done = match (action, &minted) {
             (Action::Downscope(_), None) => Action::Strip,
+            (Action::Sign, _) if off_s3 => Action::Strip,
             _ => action,
         };
         let rules = Rules { action: done, minted: minted.as_deref(), ..rules };

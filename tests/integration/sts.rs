@@ -24,7 +24,7 @@ fn expiration_in(seconds: i64) -> String {
     DateTime::from_secs(now + seconds).fmt(Format::DateTime).unwrap()
 }
 
-fn credentials_xml(action: &str, key_id: &str, token: &str, expires_in: i64) -> String {
+pub(crate) fn credentials_xml(action: &str, key_id: &str, token: &str, expires_in: i64) -> String {
     format!(
         r#"<{action}Response xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><{action}Result><Credentials>
         <AccessKeyId>{key_id}</AccessKeyId><SecretAccessKey>secret-of-{key_id}</SecretAccessKey>
@@ -34,7 +34,7 @@ fn credentials_xml(action: &str, key_id: &str, token: &str, expires_in: i64) -> 
     )
 }
 
-fn form(r: &Recorded) -> Vec<(String, String)> {
+pub(crate) fn form(r: &Recorded) -> Vec<(String, String)> {
     form_urlencoded::parse(&r.body).into_owned().collect()
 }
 
@@ -47,7 +47,7 @@ fn policy(r: &Recorded) -> Value {
 }
 
 /// A fake STS answering every AssumeRole (and AssumeRoleWithWebIdentity) with fresh credentials.
-async fn fake_sts(expires_in: i64) -> FakeUpstream {
+pub(crate) async fn fake_sts(expires_in: i64) -> FakeUpstream {
     FakeUpstream::start(move |r| {
         let action = form(r).into_iter().find(|(k, _)| k == "Action").map(|(_, v)| v).unwrap_or_default();
         match action.as_str() {
@@ -95,7 +95,7 @@ fn hex(bytes: &[u8]) -> String {
 
 /// Checks the `Authorization` header's shape and recomputes its signature from the request as
 /// received, independently of aws-sigv4.
-fn assert_signed(r: &Recorded, key_id: &str, secret: &str) {
+pub(crate) fn assert_signed(r: &Recorded, key_id: &str, secret: &str) {
     let auth = r.header("authorization").expect("signed");
     let rest = auth.strip_prefix("AWS4-HMAC-SHA256 Credential=").unwrap_or_else(|| panic!("{auth}"));
     let (credential, rest) = rest.split_once(", SignedHeaders=").unwrap();

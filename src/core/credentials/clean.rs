@@ -96,6 +96,9 @@ impl Rules<'_> {
         if self.action != Action::Keep {
             config.retain(|key, _| self.allowed(key));
         }
+        if self.action == Action::Sign {
+            offer_signing(config);
+        }
         self.rewrite_endpoints(config);
         if let Some(minted) = self.minted {
             minted.insert_into(config);
@@ -105,7 +108,7 @@ impl Rules<'_> {
     /// A response's `storage-credentials`; `locations` are the table's (docs/design.md §8).
     pub fn storage_credentials(&self, entries: Vec<StorageCredential>, locations: &[String]) -> Vec<StorageCredential> {
         match self.action {
-            Action::Strip => Vec::new(),
+            Action::Strip | Action::Sign => Vec::new(),
             Action::Downscope(_) => {
                 let Some(minted) = self.minted else { return Vec::new() };
                 s3_locations(locations)
@@ -164,7 +167,12 @@ impl Rules<'_> {
     /// with every request to icegate's signer, so none may set a header icegate reads; its
     /// `properties` come back in every sign request and are relayed to the upstream's signer,
     /// and name icegate's signer for the clients that look for it there.
+    /// With icegate as the signer (`Action::Sign`) the upstream's object was addressed to a
+    /// signer that is not used: its headers and properties go, and only icegate's signer stays.
     pub fn remote_signing_config(&self, config: &mut RemoteSigningConfig) {
+        if self.action == Action::Sign {
+            *config = RemoteSigningConfig::default();
+        }
         if let Some(headers) = &mut config.headers {
             headers.retain(|name, _| !self.read_headers.iter().any(|h| same_header(name, h)));
         }
@@ -172,6 +180,14 @@ impl Rules<'_> {
         self.scrub(properties);
         self.write_signer(properties);
     }
+}
+
+/// icegate signs (`credentials.signing.signer = "local"`): every client is told to sign through
+/// it — Iceberg's Java `S3FileIO` reads `s3.remote-signing-enabled`, PyIceberg's fsspec FileIO
+/// `s3.signer`, the name of its REST signer (an upstream's own value would name another).
+fn offer_signing(config: &mut Map<String, Value>) {
+    config.insert("s3.remote-signing-enabled".to_owned(), Value::String("true".to_owned()));
+    config.insert("s3.signer".to_owned(), Value::String("S3V4RestSigner".to_owned()));
 }
 
 impl Minted {

@@ -20,6 +20,9 @@ pub enum Action {
     Strip,
     /// The upstream's are removed and S3 credentials minted for this scope are added.
     Downscope(Scope),
+    /// icegate is the signer (`credentials.signing.signer = "local"`): every credential is
+    /// removed as by `Strip`, and the answer offers remote signing through icegate instead.
+    Sign,
 }
 
 impl Action {
@@ -28,11 +31,12 @@ impl Action {
         !matches!(self, Self::Keep)
     }
 
-    /// The audit's `credential` value.
+    /// The audit's `credential` value: with icegate as the signer the credentials were stripped
+    /// (docs/design.md §10 lists the values).
     pub fn audit(self) -> &'static str {
         match self {
             Self::Keep => "kept",
-            Self::Strip => "stripped",
+            Self::Strip | Self::Sign => "stripped",
             Self::Downscope(_) => "downscoped",
         }
     }

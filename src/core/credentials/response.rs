@@ -107,13 +107,13 @@ impl Parsed {
                 _ => member(&mut out, self.body.slice(m.span.clone())),
             }
         }
-        if rules.minted.is_some() {
-            if is_table && self.envelope.member("config").is_none() {
-                member(&mut out, rendered("config", &rules_config(rules, None))?);
-            }
-            if self.envelope.member("storage-credentials").is_none() {
-                member(&mut out, rendered("storage-credentials", &rules.storage_credentials(Vec::new(), locations))?);
-            }
+        // a table answer without `config` gets one when icegate adds credentials or its signer
+        let adds = rules.minted.is_some() || rules.action == super::Action::Sign;
+        if adds && is_table && self.envelope.member("config").is_none() {
+            member(&mut out, rendered("config", &rules_config(rules, None))?);
+        }
+        if rules.minted.is_some() && self.envelope.member("storage-credentials").is_none() {
+            member(&mut out, rendered("storage-credentials", &rules.storage_credentials(Vec::new(), locations))?);
         }
         out.push(Bytes::from_static(b"}"));
         out.finish();

@@ -8,16 +8,26 @@ use hmac::{Hmac, Mac};
 use icegate::serve::aws_chain::{Chain, Env};
 use sha2::{Digest, Sha256};
 
-const KEY_ID: &str = "AKIDLOCALSIGNER";
-const SECRET: &str = "local-signer-secret";
+pub(super) const KEY_ID: &str = "AKIDLOCALSIGNER";
+pub(super) const SECRET: &str = "local-signer-secret";
 const TOKEN: &str = "local-signer-session";
 
 /// icegate signing locally with session credentials given to its chain.
 async fn local_gate(upstream: &FakeUpstream) -> Gate {
+    local_gate_with(upstream, POLICY, |_| {}).await
+}
+
+/// As [`local_gate`], on `policy`, with `tweak` applied to the configuration.
+pub(super) async fn local_gate_with(
+    upstream: &FakeUpstream,
+    policy: &str,
+    tweak: impl FnOnce(&mut icegate::config::Config),
+) -> Gate {
     let local = |c: &mut icegate::config::Config| {
         c.credentials.signing.signer = icegate::config::credentials::Signer::Local;
+        tweak(c);
     };
-    crate::fake_upstream::gate_then(&upstream.url(""), POLICY, local, |shared| {
+    crate::fake_upstream::gate_then(&upstream.url(""), policy, local, |shared| {
         let env = Env::from_pairs([
             ("AWS_ACCESS_KEY_ID", KEY_ID),
             ("AWS_SECRET_ACCESS_KEY", SECRET),
@@ -39,7 +49,7 @@ fn hmac(key: &[u8], data: &str) -> Vec<u8> {
 }
 
 /// The one value of `name` (any case) in a sign answer's headers.
-fn header<'a>(headers: &'a Value, name: &str) -> &'a str {
+pub(super) fn header<'a>(headers: &'a Value, name: &str) -> &'a str {
     let (_, values) = headers.as_object().unwrap().iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).unwrap();
     values[0].as_str().unwrap()
 }
@@ -48,6 +58,11 @@ fn header<'a>(headers: &'a Value, name: &str) -> &'a str {
 /// the crate icegate signs with) and asserts the answer's `Authorization` carries it; returns the
 /// signed header names.
 fn assert_verifies(method: &str, answer: &Value) -> Vec<String> {
+    assert_verifies_with(method, answer, (KEY_ID, SECRET))
+}
+
+/// As [`assert_verifies`], for a signature made with the key `key_id` whose secret is `secret`.
+pub(super) fn assert_verifies_with(method: &str, answer: &Value, (key_id, secret): (&str, &str)) -> Vec<String> {
     let uri: http::Uri = answer["uri"].as_str().unwrap().parse().unwrap();
     let headers = &answer["headers"];
     let authorization = header(headers, "authorization");
@@ -86,12 +101,12 @@ fn assert_verifies(method: &str, answer: &Value) -> Vec<String> {
         header(headers, "x-amz-content-sha256"),
     );
     let to_sign = format!("AWS4-HMAC-SHA256\n{date}\n{scope}\n{}", hex(&Sha256::digest(canonical.as_bytes())));
-    let mut key = hmac(format!("AWS4{SECRET}").as_bytes(), &date[..8]);
+    let mut key = hmac(format!("AWS4{secret}").as_bytes(), &date[..8]);
     for part in ["us-east-1", "s3", "aws4_request"] {
         key = hmac(&key, part);
     }
     let expected = format!(
-        "AWS4-HMAC-SHA256 Credential={KEY_ID}/{scope}, SignedHeaders={}, Signature={}",
+        "AWS4-HMAC-SHA256 Credential={key_id}/{scope}, SignedHeaders={}, Signature={}",
         signed.join(";"),
         hex(&hmac(&key, &to_sign))
     );
@@ -165,4 +180,90 @@ async fn local_signer_binds_a_batch_delete_to_its_checked_body() {
     let outside = delete_body("<Object><Key>wh/hr/payroll/a</Key></Object>");
     sign(&g, &outside).await.assert_error(403, "ForbiddenException");
     assert_eq!(signs_received(&upstream), 0);
+}
+
+/// icegate signing as `credentials.sts.role_arn`, assumed at `sts` with the chain's key.
+async fn role_gate(upstream: &FakeUpstream, sts: &FakeUpstream, refresh_before_seconds: u64) -> Gate {
+    let sts_url = sts.url("");
+    local_gate_with(upstream, POLICY, move |c| {
+        c.credentials.sts.role_arn = Some("arn:aws:iam::123456789012:role/icegate-signer".into());
+        c.credentials.sts.endpoint = Some(sts_url);
+        c.credentials.sts.external_id = Some("ext-1".into());
+        c.credentials.sts.duration_seconds = 900;
+        c.credentials.sts.refresh_before_seconds = refresh_before_seconds;
+    })
+    .await
+}
+
+#[tokio::test]
+async fn local_signer_with_a_role_signs_with_the_roles_credentials_assumed_once() {
+    let upstream = table_route_catalog(json!({})).await;
+    let sts = crate::sts::fake_sts(3600).await;
+    let g = role_gate(&upstream, &sts, 300).await;
+    for method in ["GET", "PUT"] {
+        let a = sign(&g, &sign_body(method, OBJECT)).await;
+        assert_eq!(a.status, 200, "{}", a.text());
+        let answer = a.json();
+        // the fake STS's credentials: key ASIAMINTED, secret `secret-of-ASIAMINTED`
+        assert_verifies_with(method, &answer, ("ASIAMINTED", "secret-of-ASIAMINTED"));
+        assert_eq!(header(&answer["headers"], "x-amz-security-token"), "minted-token");
+    }
+    let calls = sts.requests();
+    assert_eq!(calls.len(), 1, "assumed once, then reused while fresh: {calls:#?}");
+    crate::sts::assert_signed(&calls[0], KEY_ID, SECRET);
+    let form: std::collections::BTreeMap<String, String> = crate::sts::form(&calls[0]).into_iter().collect();
+    assert_eq!(form["Action"], "AssumeRole");
+    assert_eq!(form["RoleArn"], "arn:aws:iam::123456789012:role/icegate-signer");
+    assert_eq!(form["RoleSessionName"], "icegate-signer");
+    assert_eq!(form["ExternalId"], "ext-1");
+    assert_eq!(form["DurationSeconds"], "900");
+    // the role's own permissions: no session policy narrows them, no tags need sts:TagSession
+    assert!(form.keys().all(|k| k != "Policy" && !k.starts_with("Tags.")), "{form:?}");
+    assert_eq!(signs_received(&upstream), 0);
+}
+
+#[tokio::test]
+async fn local_signer_renews_the_roles_credentials_before_they_expire() {
+    let upstream = table_route_catalog(json!({})).await;
+    // credentials that expire within `refresh_before_seconds` are never reused
+    let sts = crate::sts::fake_sts(200).await;
+    let g = role_gate(&upstream, &sts, 300).await;
+    for _ in 0..2 {
+        assert_eq!(sign(&g, &sign_body("GET", OBJECT)).await.status, 200);
+    }
+    assert_eq!(sts.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn local_signer_a_refused_assume_role_is_503_without_stss_words() {
+    let upstream = table_route_catalog(json!({})).await;
+    let sts = FakeUpstream::start(|_: &Recorded| {
+        Reply::raw(
+            403,
+            "<ErrorResponse><Error><Code>AccessDenied</Code><Message>User: arn:aws:iam::1:user/icegate is not authorized</Message></Error></ErrorResponse>",
+        )
+    })
+    .await;
+    let g = role_gate(&upstream, &sts, 300).await;
+    let message = sign(&g, &sign_body("GET", OBJECT)).await.assert_error(503, "ServiceUnavailableException");
+    assert!(
+        message.contains("signing role") && !message.contains("arn:") && !message.contains("AccessDenied"),
+        "{message}"
+    );
+    assert_eq!(signs_received(&upstream), 0);
+}
+
+#[tokio::test]
+async fn local_signer_never_signs_what_http_stacks_change_on_the_way() {
+    // botocore sends `Expect: 100-continue` with a PutObject and signs without it; signed, it
+    // made moto (and any store that recomputes as the SDKs sign) refuse every such PUT.
+    let upstream = table_route_catalog(json!({})).await;
+    let g = local_gate(&upstream).await;
+    let body = json!({"region": "us-east-1", "method": "PUT", "uri": OBJECT,
+                      "headers": {"Expect": ["100-continue"], "Connection": ["keep-alive"], "Content-Length": ["10"]}});
+    let a = sign(&g, &body).await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    let signed = assert_verifies("PUT", &a.json());
+    assert!(signed.iter().all(|h| h != "expect" && h != "connection"), "{signed:?}");
+    assert!(signed.iter().any(|h| h == "content-length"), "{signed:?}");
 }

@@ -14,6 +14,8 @@ mod advertised;
 mod binds;
 /// icegate as the signer, for catalogs that have none (issue 28).
 mod local;
+/// What loadTable-like answers offer when icegate is the signer (issue 28).
+mod local_answers;
 
 const POLICY: &str = r#"
 version: 1

@@ -185,3 +185,51 @@ fn locations_are_on_path_boundaries() {
         ["s3://b/t"]
     );
 }
+
+#[test]
+fn icegate_as_the_signer_removes_credentials_and_offers_its_signer_in_every_spelling() {
+    for public in [false, true] {
+        let e = endpoints(public);
+        let rules = Rules { action: Action::Sign, extra_allowed: &[], endpoints: &e, minted: None, read_headers: &[] };
+        let mut config = upstream_config();
+        // an upstream's own signer, and a signer implementation PyIceberg does not have
+        config.insert("s3.signer.uri".into(), json!("http://catalog.internal/"));
+        config.insert("signer.endpoint".into(), json!("v1/upstream/sign"));
+        config.insert("s3.signer".into(), json!("UpstreamSigner"));
+        rules.config(&mut config);
+        let sign = "v1/p/namespaces/db/tables/t/sign";
+        let mut expected = json!({
+            "client.region": "eu-west-1", "s3.endpoint": "http://minio", "s3.path-style-access": "true",
+            "write.format.default": "parquet", "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+            "s3.remote-signing-enabled": "true", "s3.signer": "S3V4RestSigner",
+            "s3.signer.endpoint": sign, "signer.endpoint": sign,
+        });
+        if public {
+            expected["s3.signer.uri"] = json!("https://gate");
+            expected["signer.uri"] = json!("https://gate");
+        }
+        assert_eq!(Value::Object(config), expected, "public url: {public}");
+        let entries =
+            vec![StorageCredential { prefix: "s3://b/t".into(), config: map(json!({"s3.access-key-id": "A"})) }];
+        assert_eq!(rules.storage_credentials(entries, &["s3://b/t".to_owned()]), []);
+    }
+}
+
+#[test]
+fn icegate_as_the_signer_replaces_the_upstreams_remote_signing_config() {
+    let e = endpoints(true);
+    let rules = Rules { action: Action::Sign, extra_allowed: &[], endpoints: &e, minted: None, read_headers: &[] };
+    let mut signing: RemoteSigningConfig = serde_json::from_value(json!({
+        "properties": {"signer.uri": "http://catalog.internal/", "warehouse": "w"},
+        "headers": {"X-Upstream-Signer-Key": ["k"]},
+        "other": 1,
+    }))
+    .unwrap();
+    rules.remote_signing_config(&mut signing);
+    let sign = "v1/p/namespaces/db/tables/t/sign";
+    assert_eq!(
+        serde_json::to_value(&signing).unwrap(),
+        json!({"properties": {"s3.signer.uri": "https://gate", "s3.signer.endpoint": sign,
+                              "signer.uri": "https://gate", "signer.endpoint": sign}})
+    );
+}
