@@ -28,5 +28,6 @@ pub mod state;
 pub mod sts;
 pub mod tokens;
 pub mod unnarrowed;
+pub mod upstream_auth;
 pub mod upstream_calls;
 pub mod vending;
