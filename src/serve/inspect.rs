@@ -24,6 +24,8 @@ impl RequestBody {
         use crate::serve::forward::{Outgoing, streamed};
         match self {
             Self::Buffered(bytes) | Self::Held(bytes) => Outgoing::Held(bytes),
+            // no body at all (a GET, a DELETE): nothing to stream, and the request can be sent again
+            Self::Stream(incoming) if incoming.is_end_stream() => Outgoing::empty(),
             Self::Stream(incoming) => Outgoing::Streamed(streamed(incoming)),
         }
     }

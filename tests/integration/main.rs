@@ -40,4 +40,5 @@ mod signing;
 mod sts;
 mod support;
 mod tls;
+mod upstream_oauth2;
 mod vending;

@@ -2,7 +2,7 @@
 //! before it expires and fetched by one request however many wait for it (docs/design.md §6).
 //! Neither the client secret nor the token is ever written to a log or an error message.
 
-use super::{AuthError, Status};
+use super::error::{AuthError, Status};
 use crate::config::{ClientAuth, OAuth2};
 use crate::core::clock::Clock;
 use crate::ops::metrics::UpstreamAuthMetrics;

@@ -2,7 +2,7 @@
 //! S3 Tables) signed with AWS SigV4 by the `aws-sigv4` crate, the payload's SHA-256 included,
 //! with icegate's credentials from the AWS default chain, looked up again as they expire.
 
-use super::{AuthError, Status};
+use super::error::{AuthError, Status};
 use crate::config::SigV4;
 use crate::core::clock::Clock;
 use crate::ops::metrics::UpstreamAuthMetrics;
