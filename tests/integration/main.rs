@@ -41,4 +41,5 @@ mod sts;
 mod support;
 mod tls;
 mod upstream_oauth2;
+mod upstream_sigv4;
 mod vending;

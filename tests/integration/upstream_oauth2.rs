@@ -260,3 +260,58 @@ async fn a_token_endpoint_that_refuses_is_503_unready_and_never_quoted() {
     assert_eq!(body["upstream"]["auth"]["last_error"], "token endpoint answered 401 `invalid_client`");
     assert!(shared.metrics.render().contains("icegate_upstream_auth_refreshes_total{result=\"failure\"} 1"));
 }
+
+/// The served binary at `trace` level, through fetches, a 401 and its retry, and a token that
+/// expires: neither the client secret nor any token it held is in what it logged.
+#[tokio::test]
+async fn neither_the_secret_nor_a_token_reaches_the_logs() {
+    use std::io::Read;
+    let idp = Idp::start(2, Duration::ZERO).await;
+    let catalog = FakeUpstream::start(idp.catalog()).await;
+    let dir = TempDir::new("oauth2-logs");
+    let secret = dir.write("secret", SECRET);
+    let policy = dir.write("p.yaml", POLICY);
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let config = format!(
+        "listen = \"127.0.0.1:{port}\"\nadmin_listen = \"127.0.0.1:0\"\npolicy = \"{}\"\n\
+         [upstream]\nurl = \"{}\"\nauth = \"oauth2\"\n\
+         [upstream.oauth2]\ntoken_endpoint = \"{}\"\nclient_id = \"icegate\"\nclient_secret_file = \"{}\"\n\
+         [owners]\nstore = \"off\"\n",
+        policy.display(),
+        catalog.url(""),
+        idp.server.url("/token"),
+        secret.display()
+    );
+    let config = dir.write("icegate.toml", &config);
+    let log = std::fs::File::create(dir.path().join("stderr")).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_icegate"))
+        .args(["serve", "--config", config.to_str().unwrap()])
+        .env("ICEGATE_LOG", "trace")
+        .env("XDG_STATE_HOME", dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while tokio::net::TcpStream::connect(addr).await.is_err() {
+        assert!(std::time::Instant::now() < deadline, "icegate did not listen");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let g = Gate::at(addr);
+    assert_eq!(load(&g).await, 200);
+    idp.revoke_all();
+    assert_eq!(load(&g).await, 200, "a 401 and its retry");
+    // past the two-second expiry: a new token
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert_eq!(load(&g).await, 200);
+    assert!(idp.fetches() >= 3, "{}", idp.fetches());
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut logged = String::new();
+    std::fs::File::open(dir.path().join("stderr")).unwrap().read_to_string(&mut logged).unwrap();
+    assert!(logged.contains("obtained an upstream token"), "trace logs were written: {logged}");
+    assert!(!logged.contains(SECRET), "the client secret was logged");
+    assert!(!logged.contains("opaque"), "a token was logged");
+    assert!(!logged.contains("Bearer"), "an Authorization value was logged");
+}
