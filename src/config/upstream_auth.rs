@@ -81,9 +81,10 @@ pub fn validate(upstream: &Upstream) -> Result<(), ConfigError> {
             let oauth2 =
                 upstream.oauth2.as_ref().ok_or_else(|| invalid("required when `upstream.auth` is `oauth2`".into()))?;
             let endpoint = oauth2.token_endpoint.parse::<http::Uri>().ok();
-            if endpoint.as_ref().is_none_or(|u| {
-                !matches!(u.scheme_str(), Some("http" | "https")) || u.host().is_none_or(str::is_empty)
-            }) {
+            if endpoint
+                .as_ref()
+                .is_none_or(|u| !matches!(u.scheme_str(), Some("http" | "https")) || u.host().is_none_or(str::is_empty))
+            {
                 return Err(invalid(format!(
                     "`token_endpoint` `{}` is not an http or https url",
                     oauth2.token_endpoint

@@ -4,8 +4,8 @@
 
 use crate::config::{Upstream as UpstreamConfig, UpstreamUrl};
 use crate::core::clock::Clock;
-use crate::serve::upstream_auth::{AuthError, ServiceAuth};
 use crate::net::{ClientSettings, HttpsClient, https_client};
+use crate::serve::upstream_auth::{AuthError, ServiceAuth};
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use hyper::body::Incoming;
@@ -179,7 +179,10 @@ impl Upstream {
                 drop(first);
                 let fresh = source.token_after(token.generation).await?;
                 source.metrics.retries.inc();
-                tracing::debug!(generation = fresh.generation, "the upstream refused its token; sending again with a new one");
+                tracing::debug!(
+                    generation = fresh.generation,
+                    "the upstream refused its token; sending again with a new one"
+                );
                 let mut again = again;
                 again.headers_mut().insert(http::header::AUTHORIZATION, fresh.header.clone());
                 *again.body_mut() = Outgoing::Held(bytes).into_body();

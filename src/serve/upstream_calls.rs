@@ -59,7 +59,9 @@ pub async fn upstream_says_missing(shared: &Shared, caller: &HeaderMap, route: &
         active_roles: None,
         strip_delegation: true,
     };
-    let Ok(request) = outbound::build(shared, &strip_idempotency(caller), &out, crate::serve::forward::Outgoing::empty()) else {
+    let Ok(request) =
+        outbound::build(shared, &strip_idempotency(caller), &out, crate::serve::forward::Outgoing::empty())
+    else {
         return false;
     };
     matches!(shared.upstream.send(request).await, Ok(r) if r.status() == StatusCode::NOT_FOUND)
@@ -162,7 +164,8 @@ async fn ask(
 ) -> Option<crate::core::credentials::storage::Signer> {
     let get = http::Method::GET;
     let out = Outbound { method: &get, path: "/v1/config", query, user, active_roles: None, strip_delegation: true };
-    let response = send(shared, &strip_idempotency(caller), &out, crate::serve::forward::Outgoing::empty()).await.ok()?;
+    let response =
+        send(shared, &strip_idempotency(caller), &out, crate::serve::forward::Outgoing::empty()).await.ok()?;
     if !response.status().is_success() {
         return None;
     }

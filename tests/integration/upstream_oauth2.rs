@@ -54,7 +54,10 @@ impl Idp {
             if ok {
                 Reply::empty_catalog(r)
             } else {
-                Reply::json(401, json!({"error": {"message": "bad token", "type": "NotAuthorizedException", "code": 401}}))
+                Reply::json(
+                    401,
+                    json!({"error": {"message": "bad token", "type": "NotAuthorizedException", "code": 401}}),
+                )
             }
         }
     }
@@ -171,7 +174,10 @@ async fn a_401_is_retried_once_with_a_new_token_and_the_same_body() {
 async fn a_second_401_goes_to_the_caller_without_a_third_try() {
     let idp = Idp::start(3600, Duration::ZERO).await;
     // a catalog that refuses every token
-    let catalog = FakeUpstream::start(|_: &Recorded| Reply::json(401, json!({"error": {"message": "no", "type": "NotAuthorizedException", "code": 401}}))).await;
+    let catalog = FakeUpstream::start(|_: &Recorded| {
+        Reply::json(401, json!({"error": {"message": "no", "type": "NotAuthorizedException", "code": 401}}))
+    })
+    .await;
     let dir = TempDir::new("oauth2");
     let (g, _) = gate_clocked(&catalog.url(""), POLICY, |c| oauth2_config(c, &idp, &dir), Clock::real()).await;
     let a = send(g.addr, "GET", LOAD_ORDERS, &[("authorization", &basic("alice"))], b"").await;
@@ -187,7 +193,8 @@ async fn a_streamed_body_is_not_sent_again_but_its_401_drops_the_token() {
     idp.revoke_all();
     // reportMetrics streams its body upstream: it cannot be sent twice
     let metrics = "/v1/prod/namespaces/sales/tables/orders/metrics";
-    let a = send(g.addr, "POST", metrics, &[("authorization", &basic("alice"))], br#"{"report-type":"scan-report"}"#).await;
+    let a =
+        send(g.addr, "POST", metrics, &[("authorization", &basic("alice"))], br#"{"report-type":"scan-report"}"#).await;
     assert_eq!(a.status, 401, "{}", a.text());
     assert_eq!(catalog.requests().iter().filter(|r| r.method == "POST").count(), 1);
     assert_eq!(idp.fetches(), 1);

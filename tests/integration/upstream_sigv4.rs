@@ -48,7 +48,8 @@ fn assert_verifies(r: &Recorded) {
     let auth = r.header("authorization").unwrap();
     assert!(auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDTEST/"), "{auth}");
     assert!(auth.contains("/eu-west-1/glue/aws4_request"), "{auth}");
-    let signed: Vec<&str> = auth.split("SignedHeaders=").nth(1).unwrap().split(',').next().unwrap().split(';').collect();
+    let signed: Vec<&str> =
+        auth.split("SignedHeaders=").nth(1).unwrap().split(',').next().unwrap().split(';').collect();
     for must in ["host", "x-amz-content-sha256", "x-amz-date", "x-amz-security-token"] {
         assert!(signed.contains(&must), "{must} unsigned in {auth}");
     }
@@ -64,7 +65,8 @@ fn assert_verifies(r: &Recorded) {
         }
     }
     let (mut parts, ()) = request.into_parts();
-    let credentials = aws_credential_types::Credentials::new("AKIDTEST", "secret-key", Some("session-tok".into()), None, "t");
+    let credentials =
+        aws_credential_types::Credentials::new("AKIDTEST", "secret-key", Some("session-tok".into()), None, "t");
     let time = amz_date(r.header("x-amz-date").unwrap());
     icegate::serve::upstream_auth::sigv4::sign_parts(&mut parts, &r.body, &credentials, ("glue", "eu-west-1"), time)
         .unwrap();
@@ -116,6 +118,48 @@ async fn without_aws_credentials_nothing_is_sent_and_the_answer_is_503() {
     let a = send(g.addr, "GET", "/v1/prod/namespaces/sales/tables/orders", &[("authorization", &basic("alice"))], b"")
         .await;
     let message = a.assert_error(503, "ServiceUnavailableException");
-    assert!(message.starts_with("cannot get AWS credentials to sign upstream requests: no AWS credentials found"), "{message}");
+    assert!(
+        message.starts_with("cannot get AWS credentials to sign upstream requests: no AWS credentials found"),
+        "{message}"
+    );
     upstream.assert_untouched();
+}
+
+#[tokio::test]
+async fn credentials_are_read_again_as_they_age_and_readyz_says_they_are_held() {
+    let dir = crate::support::TempDir::new("sigv4-profile");
+    let file = dir.write("credentials", "[default]\naws_access_key_id = AKIDONE\naws_secret_access_key = s1\n");
+    let clock = icegate::core::clock::Clock::manual();
+    let upstream = FakeUpstream::start(Reply::empty_catalog).await;
+    let (g, shared) = crate::fake_upstream::gate_clocked(&upstream.url(""), POLICY, sigv4, clock.clone()).await;
+    chain(&[
+        ("AWS_SHARED_CREDENTIALS_FILE", file.to_str().unwrap()),
+        ("AWS_CONFIG_FILE", "/nonexistent/config"),
+        ("HOME", "/nonexistent"),
+    ])(&shared);
+    let (ready, body) = icegate::serve::admin::readiness(&shared);
+    assert!(!ready && body["upstream"]["auth"]["held"] == false, "{body}");
+    let key = |r: &Recorded| r.header("authorization").unwrap().split('/').next().unwrap().to_owned();
+    let load = "/v1/prod/namespaces/sales/tables/orders";
+    let alice = basic("alice");
+    assert_eq!(send(g.addr, "GET", load, &[("authorization", &alice)], b"").await.status, 200);
+    // the profile file is rotated: read again once the credentials are five minutes old
+    dir.write("credentials", "[default]\naws_access_key_id = AKIDTWO\naws_secret_access_key = s2\n");
+    clock.advance(Duration::from_secs(240));
+    assert_eq!(send(g.addr, "GET", load, &[("authorization", &alice)], b"").await.status, 200);
+    clock.advance(Duration::from_secs(61));
+    assert_eq!(send(g.addr, "GET", load, &[("authorization", &alice)], b"").await.status, 200);
+    let keys: Vec<String> = upstream.requests().iter().map(key).collect();
+    let credential = "AWS4-HMAC-SHA256 Credential=";
+    assert_eq!(keys, [format!("{credential}AKIDONE"), format!("{credential}AKIDONE"), format!("{credential}AKIDTWO")]);
+    shared.health.upstream_reachable.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (ready, body) = icegate::serve::admin::readiness(&shared);
+    assert!(ready, "{body}");
+    assert_eq!(
+        body["upstream"]["auth"],
+        serde_json::json!({"mode": "sigv4", "held": true, "expires_in_seconds": null, "last_error": null})
+    );
+    let metrics = shared.metrics.render();
+    assert!(metrics.contains("icegate_upstream_auth_refreshes_total{result=\"ok\"} 2"), "{metrics}");
+    assert!(metrics.contains("icegate_upstream_auth_expiry_timestamp_seconds 0"), "{metrics}");
 }

@@ -5,8 +5,8 @@
 use super::error::{AuthError, Status};
 use crate::config::{ClientAuth, OAuth2};
 use crate::core::clock::Clock;
-use crate::ops::metrics::UpstreamAuthMetrics;
 use crate::net::{ClientSettings, HttpsClient, https_client};
+use crate::ops::metrics::UpstreamAuthMetrics;
 use bytes::Bytes;
 use http::HeaderValue;
 use http_body_util::{BodyExt, Full, Limited};
@@ -70,7 +70,8 @@ impl TokenSource {
             .parse()
             .map_err(|_| AuthError::Config(format!("`{}` is not a url", config.token_endpoint)))?;
         let tls = crate::net::client_config(config.ca_file.as_deref()).map_err(|e| AuthError::Config(e.to_string()))?;
-        let settings = ClientSettings { connect_timeout: timeout, nodelay: true, pool_idle: Some(Duration::from_secs(60)) };
+        let settings =
+            ClientSettings { connect_timeout: timeout, nodelay: true, pool_idle: Some(Duration::from_secs(60)) };
         Ok(Self {
             config: config.clone(),
             endpoint,
@@ -128,8 +129,7 @@ impl TokenSource {
 
     fn usable(&self, stale: u64) -> Option<Arc<Token>> {
         let now = self.clock.now();
-        self.read(|s| s.token.clone())
-            .filter(|t| t.generation > stale && t.refresh_at.is_none_or(|at| now < at))
+        self.read(|s| s.token.clone()).filter(|t| t.generation > stale && t.refresh_at.is_none_or(|at| now < at))
     }
 
     /// A token past its refresh time but not expired, when no new one could be fetched.
@@ -151,9 +151,11 @@ impl TokenSource {
         let request = self.request(&secret)?;
         drop(secret);
         let exchange = async {
-            let response = self.client.request(request).await.map_err(|e| {
-                format!("token endpoint is unreachable: {}", crate::core::text::error_chain(&e))
-            })?;
+            let response = self
+                .client
+                .request(request)
+                .await
+                .map_err(|e| format!("token endpoint is unreachable: {}", crate::core::text::error_chain(&e)))?;
             let status = response.status();
             let body = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
                 .collect()
@@ -198,11 +200,9 @@ impl TokenSource {
     fn request(&self, secret: &str) -> Result<http::Request<Full<Bytes>>, String> {
         let mut form = form_urlencoded::Serializer::new(String::new());
         form.append_pair("grant_type", "client_credentials");
-        for (key, value) in [
-            ("scope", &self.config.scope),
-            ("audience", &self.config.audience),
-            ("resource", &self.config.resource),
-        ] {
+        for (key, value) in
+            [("scope", &self.config.scope), ("audience", &self.config.audience), ("resource", &self.config.resource)]
+        {
             if let Some(v) = value {
                 form.append_pair(key, v);
             }
@@ -297,10 +297,7 @@ mod tests {
     #[test]
     fn answers_are_read_as_rfc_6749_says_and_errors_quote_only_the_error_code() {
         let ok = br#"{"access_token":"t0k","token_type":"Bearer","expires_in":"30"}"#;
-        assert_eq!(
-            parse_answer(StatusCode::OK, ok),
-            Ok(Granted { access_token: "t0k".into(), expires_in: Some(30) })
-        );
+        assert_eq!(parse_answer(StatusCode::OK, ok), Ok(Granted { access_token: "t0k".into(), expires_in: Some(30) }));
         let no_expiry = br#"{"access_token":"t0k","token_type":"bearer"}"#;
         assert_eq!(parse_answer(StatusCode::OK, no_expiry).unwrap().expires_in, None);
         let mac = br#"{"access_token":"t0k","token_type":"mac"}"#;

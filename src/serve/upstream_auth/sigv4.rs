@@ -91,9 +91,7 @@ impl Signer {
 
     fn fresh(&self, held: &Held) -> bool {
         match held.credentials.expiry() {
-            Some(expiry) => {
-                expiry.duration_since(self.clock.system_now()).is_ok_and(|left| left > EXPIRY_MARGIN)
-            }
+            Some(expiry) => expiry.duration_since(self.clock.system_now()).is_ok_and(|left| left > EXPIRY_MARGIN),
             None => self.clock.since(held.read_at) < REREAD_EVERY,
         }
     }
@@ -126,7 +124,10 @@ impl Signer {
         };
         match chain.credentials(&sts).await {
             Ok(credentials) => {
-                tracing::debug!(expires = credentials.expiry().is_some(), "read AWS credentials for signing upstream requests");
+                tracing::debug!(
+                    expires = credentials.expiry().is_some(),
+                    "read AWS credentials for signing upstream requests"
+                );
                 self.metrics.refreshed(true);
                 self.metrics.held(credentials.expiry());
                 *self.failed.write().unwrap_or_else(PoisonError::into_inner) = None;
@@ -138,7 +139,8 @@ impl Signer {
                 let message = e.to_string();
                 tracing::warn!(error = %message, "cannot read AWS credentials for signing upstream requests");
                 self.metrics.refreshed(false);
-                *self.failed.write().unwrap_or_else(PoisonError::into_inner) = Some((self.clock.now(), message.clone()));
+                *self.failed.write().unwrap_or_else(PoisonError::into_inner) =
+                    Some((self.clock.now(), message.clone()));
                 Err(AuthError::Credentials(message))
             }
         }
@@ -188,9 +190,8 @@ pub fn sign_parts(
     let headers: Vec<(&str, &str)> =
         parts.headers.iter().filter_map(|(n, v)| v.to_str().ok().map(|v| (n.as_str(), v))).collect();
     let uri = parts.uri.to_string();
-    let signable =
-        SignableRequest::new(parts.method.as_str(), &uri, headers.into_iter(), SignableBody::Bytes(body))
-            .map_err(|e| fail(&e))?;
+    let signable = SignableRequest::new(parts.method.as_str(), &uri, headers.into_iter(), SignableBody::Bytes(body))
+        .map_err(|e| fail(&e))?;
     let (instructions, _) = sign(signable, &params).map_err(|e| fail(&e))?.into_parts();
     for (name, value) in instructions.headers() {
         let name = HeaderName::try_from(name).map_err(|e| fail(&e))?;
