@@ -6,6 +6,7 @@ pub mod accept;
 pub mod admin;
 pub mod answers;
 pub mod aws_chain;
+pub mod aws_remote;
 pub mod context;
 pub mod directories;
 pub mod forward;

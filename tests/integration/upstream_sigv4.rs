@@ -114,7 +114,13 @@ async fn every_request_is_signed_with_its_body_hash_and_the_callers_signature_he
 #[tokio::test]
 async fn without_aws_credentials_nothing_is_sent_and_the_answer_is_503() {
     let upstream = FakeUpstream::start(Reply::empty_catalog).await;
-    let g = gate_then(&upstream.url(""), POLICY, sigv4, chain(&[("HOME", "/nonexistent")])).await;
+    let g = gate_then(
+        &upstream.url(""),
+        POLICY,
+        sigv4,
+        chain(&[("HOME", "/nonexistent"), ("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:1")]),
+    )
+    .await;
     let a = send(g.addr, "GET", "/v1/prod/namespaces/sales/tables/orders", &[("authorization", &basic("alice"))], b"")
         .await;
     let message = a.assert_error(503, "ServiceUnavailableException");
@@ -162,4 +168,57 @@ async fn credentials_are_read_again_as_they_age_and_readyz_says_they_are_held() 
     let metrics = shared.metrics.render();
     assert!(metrics.contains("icegate_upstream_auth_refreshes_total{result=\"ok\"} 2"), "{metrics}");
     assert!(metrics.contains("icegate_upstream_auth_expiry_timestamp_seconds 0"), "{metrics}");
+}
+
+#[tokio::test]
+async fn the_container_provider_and_the_instance_role_serve_credentials_too() {
+    let answer = |key: &str| {
+        serde_json::json!({"Code": "Success", "AccessKeyId": key, "SecretAccessKey": "s", "Token": "t",
+            "Expiration": "2099-01-01T00:00:00Z"})
+    };
+    let (container, instance) = (answer("AKIDCONTAINER"), answer("AKIDINSTANCE"));
+    // the container agent (ECS, EKS Pod Identity) wants its authorization token
+    let agent = FakeUpstream::start(move |r: &Recorded| match r.header("authorization") {
+        Some("agent-token") => Reply::json(200, container.clone()),
+        _ => Reply::raw(401, ""),
+    })
+    .await;
+    let dir = crate::support::TempDir::new("sigv4-container");
+    let token = dir.write("token", "agent-token\n");
+    let catalog = FakeUpstream::start(Reply::empty_catalog).await;
+    let full_uri = agent.url("/v1/credentials");
+    let pairs = [
+        ("AWS_CONTAINER_CREDENTIALS_FULL_URI", full_uri.as_str()),
+        ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", token.to_str().unwrap()),
+        ("HOME", "/nonexistent"),
+    ];
+    let g = gate_then(&catalog.url(""), POLICY, sigv4, chain(&pairs)).await;
+    let load = "/v1/prod/namespaces/sales/tables/orders";
+    assert_eq!(send(g.addr, "GET", load, &[("authorization", &basic("alice"))], b"").await.status, 200);
+    let auth = catalog.only().header("authorization").unwrap().to_owned();
+    assert!(auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDCONTAINER/"), "{auth}");
+
+    // IMDSv2: a session token first, then the role, then its credentials
+    let imds = FakeUpstream::start(move |r: &Recorded| {
+        let session = r.header("x-aws-ec2-metadata-token") == Some("imds-session");
+        match (r.method.as_str(), r.target.as_str()) {
+            ("PUT", "/latest/api/token") if r.header("x-aws-ec2-metadata-token-ttl-seconds").is_some() => {
+                Reply::raw(200, "imds-session")
+            }
+            ("GET", "/latest/meta-data/iam/security-credentials/") if session => Reply::raw(200, "icegate-role"),
+            ("GET", "/latest/meta-data/iam/security-credentials/icegate-role") if session => {
+                Reply::json(200, instance.clone())
+            }
+            _ => Reply::raw(401, ""),
+        }
+    })
+    .await;
+    let catalog = FakeUpstream::start(Reply::empty_catalog).await;
+    let endpoint = imds.url("");
+    let pairs = [("AWS_EC2_METADATA_SERVICE_ENDPOINT", endpoint.as_str()), ("HOME", "/nonexistent")];
+    let g = gate_then(&catalog.url(""), POLICY, sigv4, chain(&pairs)).await;
+    assert_eq!(send(g.addr, "GET", load, &[("authorization", &basic("alice"))], b"").await.status, 200);
+    let auth = catalog.only().header("authorization").unwrap().to_owned();
+    assert!(auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDINSTANCE/"), "{auth}");
+    assert_eq!(imds.requests().len(), 3);
 }
