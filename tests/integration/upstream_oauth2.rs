@@ -265,7 +265,9 @@ async fn a_token_endpoint_that_refuses_is_503_unready_and_never_quoted() {
     let (ready, body) = icegate::serve::admin::readiness(&shared);
     assert!(!ready);
     assert_eq!(body["upstream"]["auth"]["last_error"], "token endpoint answered 401 `invalid_client`");
-    assert!(shared.metrics.render().contains("icegate_upstream_auth_refreshes_total{result=\"failure\"} 1"));
+    let metrics = shared.metrics.render();
+    assert!(metrics.contains("icegate_upstream_auth_refreshes_total{result=\"failure\"} 1"), "{metrics}");
+    assert!(metrics.contains("icegate_upstream_auth_held 0"), "{metrics}");
 }
 
 /// The served binary at `trace` level, through fetches, a 401 and its retry, and a token that

@@ -113,7 +113,11 @@ impl TokenSource {
                 tracing::warn!(endpoint = %self.endpoint, error = %message, "cannot get an upstream token");
                 self.metrics.refreshed(false);
                 self.write(|s| s.failed = Some((self.clock.now(), message.clone())));
-                self.still_valid(stale).ok_or(AuthError::Token(message))
+                let valid = self.still_valid(stale);
+                if valid.is_none() {
+                    self.metrics.held.set(0);
+                }
+                valid.ok_or(AuthError::Token(message))
             }
         }
     }
@@ -123,6 +127,7 @@ impl TokenSource {
         self.write(|s| {
             if s.token.as_ref().is_some_and(|t| t.generation == generation) {
                 s.token = None;
+                self.metrics.held.set(0);
             }
         });
     }

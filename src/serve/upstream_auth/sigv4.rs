@@ -139,6 +139,7 @@ impl Signer {
                 let message = e.to_string();
                 tracing::warn!(error = %message, "cannot read AWS credentials for signing upstream requests");
                 self.metrics.refreshed(false);
+                self.metrics.held.set(0);
                 *self.failed.write().unwrap_or_else(PoisonError::into_inner) =
                     Some((self.clock.now(), message.clone()));
                 Err(AuthError::Credentials(message))
