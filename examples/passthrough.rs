@@ -74,7 +74,7 @@ async fn forward(upstream: &Upstream, request: http::Request<hyper::body::Incomi
         Ok(uri) => {
             parts.uri = uri;
             let body = body.map_err(|e| Box::new(e) as BoxError).boxed();
-            upstream.send(http::Request::from_parts(parts, body)).await.map_err(|e| e.to_string())
+            upstream.send_as_is(http::Request::from_parts(parts, body)).await.map_err(|e| e.to_string())
         }
         Err(e) => Err(e.to_string()),
     };

@@ -28,8 +28,11 @@ What the full run does, in order:
   6. tests/e2e/run.sh: PyIceberg, DuckDB, ownership by creation, credential vending,
      s3-downscope and remote signing against moto, and Spark SQL, each through icegate to the
      dev catalog (remote signing to a small catalog and signer of the test's own)
-  7. tests/readme/follow.sh: the README's demo command in a fresh clone
-  8. scripts/fuzz.sh: each fuzz target for 20 s
+  7. tests/upstream_auth/run.sh: icegate's own credentials for the upstream: oauth2 against
+     oidc-provider's short-lived tokens for a minute (a catalog that checks them on the JWKS),
+     the jwt provider through a key rotation, sigv4 verified by botocore (about 1.5 minutes)
+  8. tests/readme/follow.sh: the README's demo command in a fresh clone
+  9. scripts/fuzz.sh: each fuzz target for 20 s
 
 What it installs when missing (it runs as root, or with sudo for apt-get):
   - Debian packages, with apt-get: postgresql (step 2); openjdk-17-jdk-headless, Jackson,
@@ -38,8 +41,11 @@ What it installs when missing (it runs as root, or with sudo for apt-get):
     duckdb (steps 4, 6, 7); moto (6); pyiceberg with s3fs (6); pyspark 3.5.9 and the Iceberg
     1.10.2 runtime jar (6); the Iceberg jar of the dev catalog comes from a pinned,
     hash-checked PyPI wheel
-  - cargo-fuzz 0.13.1 with cargo install (step 8)
-  Everything else it needs is the Rust toolchain (1.95), Java 17's runtime and Python 3.11.
+  - oidc-provider 9.13.3 with npm ci from tests/upstream_auth/package-lock.json, and PyJWT and
+    botocore pinned in tests/upstream_auth/requirements.txt, under target/upstream-auth (step 7)
+  - cargo-fuzz 0.13.1 with cargo install (step 9)
+  Everything else it needs is the Rust toolchain (1.95), Java 17's runtime, Python 3.11 and Node.js 20
+  with npm.
 HELP
 }
 
@@ -70,6 +76,7 @@ step bash deploy/dev-catalog/smoke.sh
 # name parsing against Iceberg's Java RESTUtil, with the jar smoke.sh just built
 step bash tests/names/run.sh
 step bash tests/e2e/run.sh
+step bash tests/upstream_auth/run.sh
 step bash tests/readme/follow.sh
 # each fuzz target for 20 s on its committed corpus (--long for a real run)
 step bash scripts/fuzz.sh

@@ -15,6 +15,8 @@ pub enum RunError {
     Policy(#[from] crate::core::policy::LoadError),
     #[error("{0}")]
     Tls(#[from] crate::net::TlsError),
+    #[error("{0}")]
+    Upstream(#[from] crate::serve::forward::ClientError),
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
     /// docs/design.md §10: a store that cannot be opened or written at start-up stops icegate.

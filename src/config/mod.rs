@@ -6,11 +6,13 @@ mod error;
 pub mod identity;
 pub mod owners;
 pub mod upstream;
+pub mod upstream_auth;
 
 pub use credentials::Credentials;
 pub use error::ConfigError;
 pub use identity::{HeaderIdentity, Identity, JwtIdentity, MtlsIdentity, MtlsSource, Provider};
 pub use upstream::{Upstream, UpstreamAuth, UpstreamUrl, parse_upstream};
+pub use upstream_auth::{ClientAuth, OAuth2, SigV4};
 
 use serde::Deserialize;
 use std::net::SocketAddr;
@@ -261,12 +263,7 @@ impl Config {
         if self.policy.is_none() {
             return Err(ConfigError::NoPolicy);
         }
-        if self.upstream.auth == UpstreamAuth::Service && self.upstream.service_authorization.is_none() {
-            return Err(ConfigError::Invalid {
-                key: "upstream.service_authorization",
-                message: "required when `upstream.auth` is `service`".into(),
-            });
-        }
+        upstream_auth::validate(&self.upstream)?;
         if !self.base_path.is_empty() && (!self.base_path.starts_with('/') || self.base_path.ends_with('/')) {
             return Err(ConfigError::Invalid {
                 key: "base_path",

@@ -1,6 +1,7 @@
 //! `[upstream]`: the catalog icegate stands in front of, and how it is reached.
 
 use super::error::ConfigError;
+use super::upstream_auth::{OAuth2, SigV4};
 use serde::Deserialize;
 use std::path::PathBuf;
 
@@ -12,6 +13,17 @@ pub enum UpstreamAuth {
     Passthrough,
     /// Replace it with `upstream.service_authorization`.
     Service,
+    /// Replace it with an OAuth2 client-credentials token (`[upstream.oauth2]`).
+    OAuth2,
+    /// Sign every forwarded request with AWS SigV4 (`[upstream.sigv4]`).
+    SigV4,
+}
+
+impl UpstreamAuth {
+    /// Whether the upstream sees icegate's credential rather than the caller's.
+    pub fn is_service(self) -> bool {
+        self != Self::Passthrough
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -37,6 +49,10 @@ pub struct Upstream {
     /// `/v1/config?warehouse=lake` for a catalog that needs a warehouse. Unset: `/v1/config`
     /// with the query of the last getConfig a client sent that the upstream answered 2xx.
     pub readiness_probe: Option<String>,
+    /// The token endpoint and client of `auth = "oauth2"`.
+    pub oauth2: Option<OAuth2>,
+    /// The service and region of `auth = "sigv4"`.
+    pub sigv4: Option<SigV4>,
 }
 
 impl Default for Upstream {
@@ -52,6 +68,8 @@ impl Default for Upstream {
             forward_active_roles: true,
             ca_file: None,
             readiness_probe: None,
+            oauth2: None,
+            sigv4: None,
         }
     }
 }

@@ -34,6 +34,34 @@ pub struct OperationLabels {
     pub operation: String,
 }
 
+/// The metrics of one upstream's service credential (docs/operations.md): kept by the credential
+/// itself, which exists before the registry, and registered into it by [`Metrics::register_upstream_auth`].
+#[derive(Clone, Debug, Default)]
+pub struct UpstreamAuthMetrics {
+    /// Token fetches (`oauth2`) or AWS credential lookups (`sigv4`), `ok` or `failure`.
+    pub refreshes: Family<ResultLabels, Counter>,
+    /// Requests sent again with a fresh token after the upstream answered 401.
+    pub retries: Counter,
+    /// 1 while a token or credentials are held.
+    pub held: Gauge,
+    /// When the held token or credentials expire, in seconds since the Unix epoch (0: no expiry).
+    pub expiry: Gauge,
+}
+
+impl UpstreamAuthMetrics {
+    pub fn refreshed(&self, ok: bool) {
+        let result = if ok { "ok" } else { "failure" };
+        self.refreshes.get_or_create(&ResultLabels { result: result.to_owned() }).inc();
+    }
+
+    /// A token or credentials were obtained, expiring at `expiry`.
+    pub fn held(&self, expiry: Option<std::time::SystemTime>) {
+        self.held.set(1);
+        let at = expiry.and_then(|e| e.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs());
+        self.expiry.set(i64::try_from(at).unwrap_or(i64::MAX));
+    }
+}
+
 /// Every metric icegate exports.
 #[derive(Debug)]
 pub struct Metrics {
@@ -135,6 +163,27 @@ impl Metrics {
             owners_records,
             owners_events,
         }
+    }
+
+    /// Exports `auth`, the metrics of the upstream's service credential.
+    pub fn register_upstream_auth(&mut self, auth: &UpstreamAuthMetrics) {
+        let r = &mut self.registry;
+        r.register(
+            "upstream_auth_refreshes",
+            "Upstream token fetches (oauth2) or AWS credential lookups (sigv4), by result",
+            auth.refreshes.clone(),
+        );
+        r.register(
+            "upstream_auth_retries",
+            "Requests sent again with a fresh token after the upstream answered 401",
+            auth.retries.clone(),
+        );
+        r.register("upstream_auth_held", "1 while an upstream token or AWS credentials are held", auth.held.clone());
+        r.register(
+            "upstream_auth_expiry_timestamp_seconds",
+            "When the held upstream token or AWS credentials expire (0: no expiry)",
+            auth.expiry.clone(),
+        );
     }
 
     pub fn owners_event(&self, result: &str) {

@@ -60,26 +60,33 @@ fn answer(shared: &Shared, request: &Request<Incoming>) -> Response<Full<Bytes>>
     }
 }
 
-/// `/readyz`: ready when a policy is loaded (always, once serving) and the upstream answered
-/// its last probe.
+/// `/readyz`: ready when a policy is loaded (always, once serving), the upstream answered its
+/// last probe and, for a service credential icegate fetches, one is held.
 pub fn readiness(shared: &Shared) -> (bool, serde_json::Value) {
     let state = shared.state.load();
     let reachable = shared.health.upstream_reachable.load(Ordering::Relaxed);
     // Beside the contract's keys; the store does not decide readiness (reads go on from its
     // last view while it cannot be written).
     let owners = shared.owners.status();
+    let auth = shared.upstream.auth();
+    let ready = reachable && auth.ready();
+    let mut upstream = serde_json::Map::new();
+    upstream.insert("reachable".into(), reachable.into());
+    if let Some(status) = auth.status() {
+        upstream.insert("auth".into(), status.json());
+    }
     let body = serde_json::json!({
-        "ready": reachable,
+        "ready": ready,
         "policy": {
             "generation": state.generation,
             "hash": state.snapshot.hash(),
             "loaded_at": crate::core::text::rfc3339(state.loaded_at),
             "stale": shared.health.stale.load(Ordering::Relaxed),
         },
-        "upstream": {"reachable": reachable},
+        "upstream": upstream,
         "owners": {"store": owners.store.as_str(), "writable": owners.writable, "pending": owners.pending},
     });
-    (reachable, body)
+    (ready, body)
 }
 
 fn plain(status: StatusCode, content_type: &'static str, body: String) -> Response<Full<Bytes>> {
@@ -115,9 +122,9 @@ pub async fn probe_once(shared: &Shared) -> bool {
         None => ("/v1/config", learned.as_str()),
     };
     let Ok(uri) = shared.upstream.uri(path, query) else { return false };
-    let empty = http_body_util::Empty::new();
-    use http_body_util::BodyExt;
-    let body = empty.map_err(|never| match never {}).boxed();
+    let body = crate::serve::forward::Outgoing::empty();
     let Ok(request) = Request::builder().method(Method::GET).uri(uri).body(body) else { return false };
+    // sent with the upstream's credential: the probe fetches the first token, and a token
+    // endpoint or AWS credentials that fail make icegate unready
     shared.upstream.send(request).await.is_ok()
 }

@@ -80,10 +80,20 @@ impl Answers for Served<'_> {
     async fn body(&mut self, op: OperationId, limit: usize) -> Result<BodyIn, Stop> {
         let Some(incoming) = self.incoming.take() else { return Ok(BodyIn::Absent) };
         let timeout = self.shared.config.limits.body_read_timeout_ms;
-        let read = inspect::read(op, self.caller, incoming, limit, timeout).await.map_err(error::stop(Some(op)))?;
+        let mut read = inspect::read(op, self.caller, incoming, limit, timeout).await.map_err(error::stop(Some(op)))?;
+        // a SigV4 upstream's signature binds the body's hash: a streamed body is held too
+        if self.shared.upstream.auth().needs_bodies()
+            && let RequestBody::Stream(stream) = read
+        {
+            let held = inspect::hold(self.caller, stream, limit, timeout).await.map_err(error::stop(Some(op)))?;
+            read = RequestBody::Held(held);
+        }
         self.cx.body_taken = true;
         let received = match &read {
             RequestBody::Buffered(bytes) => BodyIn::Read(bytes.clone()),
+            // held for the signature, not read to authorize
+            RequestBody::Held(_) if op.has_request_body() => BodyIn::Streamed,
+            RequestBody::Held(_) => BodyIn::Absent,
             // inspect::read refused a missing body of an operation that needs one already
             RequestBody::Stream(_) if op.has_request_body() => BodyIn::Streamed,
             RequestBody::Stream(_) => BodyIn::Absent,

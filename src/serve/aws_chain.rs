@@ -1,5 +1,6 @@
 //! icegate's own AWS credentials, looked up in the AWS SDKs' order: the environment, then a
-//! shared credentials or config profile, then web identity (Kubernetes service accounts).
+//! shared credentials or config profile, then web identity (Kubernetes service accounts), then
+//! the container provider and the instance's role ([`super::aws_remote`]).
 
 use super::sts::StsClient;
 use aws_credential_types::Credentials;
@@ -23,6 +24,8 @@ pub enum ChainError {
     Profile { profile: String },
     #[error("web identity: cannot assume `{role_arn}`: {message}")]
     WebIdentity { role_arn: String, message: String },
+    #[error("{0}")]
+    Remote(String),
     #[error("no AWS credentials found; tried {0}")]
     NotFound(String),
 }
@@ -61,11 +64,12 @@ impl fmt::Debug for Env {
 pub struct Chain {
     env: Env,
     web_identity: tokio::sync::Mutex<Option<Credentials>>,
+    remote: super::aws_remote::Remote,
 }
 
 impl Chain {
     pub fn new(env: Env) -> Self {
-        Self { env, web_identity: tokio::sync::Mutex::new(None) }
+        Self { env, web_identity: tokio::sync::Mutex::new(None), remote: super::aws_remote::Remote::default() }
     }
 
     pub fn from_process_env() -> Self {
@@ -84,9 +88,13 @@ impl Chain {
         if let Some(c) = self.web_identity(sts).await? {
             return Ok(c);
         }
+        if let Some(c) = self.remote.credentials(|name| self.env.get(name)).await.map_err(ChainError::Remote)? {
+            return Ok(c);
+        }
         Err(ChainError::NotFound(format!(
             "the environment (`AWS_ACCESS_KEY_ID`), profile `{profile}` in the shared credentials and config \
-             files, and web identity (`AWS_WEB_IDENTITY_TOKEN_FILE` with `AWS_ROLE_ARN`)"
+             files, web identity (`AWS_WEB_IDENTITY_TOKEN_FILE` with `AWS_ROLE_ARN`), the container provider \
+             (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI` or `_FULL_URI`) and the instance metadata service"
         )))
     }
 

@@ -54,7 +54,8 @@ async fn property(shared: &Shared, caller: &HeaderMap, out: &Outbound<'_>, path:
     }
     let get = http::Method::GET;
     let load = Outbound { method: &get, path, query: "", strip_delegation: true, ..*out };
-    let response = send(shared, &strip_idempotency(caller), &load, crate::serve::forward::empty()).await.ok()?;
+    let response =
+        send(shared, &strip_idempotency(caller), &load, crate::serve::forward::Outgoing::empty()).await.ok()?;
     if response.status() != StatusCode::OK {
         return None;
     }

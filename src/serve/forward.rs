@@ -1,11 +1,15 @@
 //! The upstream client: pooled keep-alive HTTP/1.1 to the catalog, with the connect and
-//! response timeouts that are always on; failures become 502 and 504 (docs/design.md §7).
+//! response timeouts that are always on, and the upstream's service credential applied to every
+//! request it sends (docs/design.md §6); failures become 502, 503 and 504 (docs/design.md §7).
 
 use crate::config::{Upstream as UpstreamConfig, UpstreamUrl};
+use crate::core::clock::Clock;
 use crate::net::{ClientSettings, HttpsClient, https_client};
+use crate::serve::upstream_auth::{AuthError, ServiceAuth};
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use hyper::body::Incoming;
+use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
 
@@ -31,6 +35,38 @@ pub fn streamed(body: Incoming) -> Body {
     body.map_err(|e| Box::new(e) as BoxError).boxed()
 }
 
+/// A request body going upstream: bytes icegate holds, which it can hash into a signature and
+/// send again (a retry after 401), or a stream it passes on as it arrives.
+#[derive(Debug)]
+pub enum Outgoing {
+    Held(Bytes),
+    Streamed(Body),
+}
+
+impl Outgoing {
+    /// No body.
+    pub fn empty() -> Self {
+        Self::Held(Bytes::new())
+    }
+
+    fn into_body(self) -> Body {
+        match self {
+            Self::Held(bytes) if bytes.is_empty() => empty(),
+            Self::Held(bytes) => full(bytes),
+            Self::Streamed(body) => body,
+        }
+    }
+}
+
+/// Why the upstream client cannot be built.
+#[derive(Debug, Error)]
+pub enum ClientError {
+    #[error(transparent)]
+    Tls(#[from] crate::net::TlsError),
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+}
+
 #[derive(Debug, Error)]
 pub enum ForwardError {
     #[error("upstream is unreachable: {0}")]
@@ -42,18 +78,28 @@ pub enum ForwardError {
     /// A getToken request that could not be rebuilt for the upstream, in the builder's words.
     #[error("{0}")]
     Rebuild(String),
+    /// icegate's own credential for the upstream could not be had.
+    #[error("{0}")]
+    Credential(#[from] AuthError),
 }
 
-/// The upstream catalog and a pool of connections to it.
+/// The upstream catalog, a pool of connections to it, and the credential it gets.
 #[derive(Clone, Debug)]
 pub struct Upstream {
     client: HttpsClient<Body>,
     url: UpstreamUrl,
     response_timeout_ms: u64,
+    auth: Arc<ServiceAuth>,
 }
 
 impl Upstream {
-    pub fn new(url: UpstreamUrl, config: &UpstreamConfig) -> Result<Self, crate::net::TlsError> {
+    pub fn new(url: UpstreamUrl, config: &UpstreamConfig) -> Result<Self, ClientError> {
+        Self::with_clock(url, config, Clock::real())
+    }
+
+    /// As [`Upstream::new`], the token's expiry and the signing time read from `clock`.
+    pub fn with_clock(url: UpstreamUrl, config: &UpstreamConfig, clock: Clock) -> Result<Self, ClientError> {
+        let auth = Arc::new(ServiceAuth::from_config(config, clock)?);
         let tls = crate::net::client_config(config.ca_file.as_deref())?;
         let settings = ClientSettings {
             connect_timeout: Duration::from_millis(config.connect_timeout_ms),
@@ -61,7 +107,12 @@ impl Upstream {
             pool_idle: Some(Duration::from_secs(60)),
         };
         let client = https_client(tls, settings);
-        Ok(Self { client, url, response_timeout_ms: config.response_timeout_ms })
+        Ok(Self { client, url, response_timeout_ms: config.response_timeout_ms, auth })
+    }
+
+    /// The credential this upstream gets.
+    pub fn auth(&self) -> &ServiceAuth {
+        &self.auth
     }
 
     /// The upstream URI for a canonical path (after icegate's base path) and query; the scheme
@@ -94,8 +145,60 @@ impl Upstream {
         format!("{}://{}{}", self.url.scheme, self.url.authority, self.url.base_path)
     }
 
-    /// Sends `request` and waits for the response head within the response timeout.
-    pub async fn send(&self, request: http::Request<Body>) -> Result<http::Response<Incoming>, ForwardError> {
+    /// Sends `request` with the upstream's credential and waits for the response head within
+    /// the response timeout. With an OAuth2 token, a 401 is answered by one retry with a token
+    /// fetched after the refused one, when the body is held; a streamed body cannot be sent
+    /// again, so its 401 goes to the caller and the next request gets a new token.
+    pub async fn send(&self, request: http::Request<Outgoing>) -> Result<http::Response<Incoming>, ForwardError> {
+        let (mut parts, body) = request.into_parts();
+        match &*self.auth {
+            ServiceAuth::Passthrough => {}
+            ServiceAuth::Static(value) => {
+                parts.headers.insert(http::header::AUTHORIZATION, value.clone());
+            }
+            ServiceAuth::SigV4(signer) => {
+                let Outgoing::Held(bytes) = &body else { return Err(AuthError::Streamed.into()) };
+                signer.sign(&mut parts, bytes).await?;
+            }
+            ServiceAuth::OAuth2(source) => {
+                let token = source.token().await?;
+                parts.headers.insert(http::header::AUTHORIZATION, token.header.clone());
+                let Outgoing::Held(bytes) = body else {
+                    let response = self.exchange(http::Request::from_parts(parts, body.into_body())).await?;
+                    if response.status() == http::StatusCode::UNAUTHORIZED {
+                        source.forget(token.generation);
+                    }
+                    return Ok(response);
+                };
+                let again = copy(&parts);
+                let first = self.exchange(http::Request::from_parts(parts, Outgoing::Held(bytes.clone()).into_body()));
+                let first = first.await?;
+                if first.status() != http::StatusCode::UNAUTHORIZED {
+                    return Ok(first);
+                }
+                drop(first);
+                let fresh = source.token_after(token.generation).await?;
+                source.metrics.retries.inc();
+                tracing::debug!(
+                    generation = fresh.generation,
+                    "the upstream refused its token; sending again with a new one"
+                );
+                let mut again = again;
+                again.headers_mut().insert(http::header::AUTHORIZATION, fresh.header.clone());
+                *again.body_mut() = Outgoing::Held(bytes).into_body();
+                return self.exchange(again).await;
+            }
+        }
+        self.exchange(http::Request::from_parts(parts, body.into_body())).await
+    }
+
+    /// Sends `request` as it is, without the upstream's credential: getToken, a client's
+    /// exchange of its own credential.
+    pub async fn send_as_is(&self, request: http::Request<Body>) -> Result<http::Response<Incoming>, ForwardError> {
+        self.exchange(request).await
+    }
+
+    async fn exchange(&self, request: http::Request<Body>) -> Result<http::Response<Incoming>, ForwardError> {
         let timeout = Duration::from_millis(self.response_timeout_ms);
         match tokio::time::timeout(timeout, self.client.request(request)).await {
             Err(_) => Err(ForwardError::Timeout(self.response_timeout_ms)),
@@ -103,6 +206,16 @@ impl Upstream {
             Ok(Ok(response)) => Ok(response),
         }
     }
+}
+
+/// A request with the head of `parts` and no body yet.
+fn copy(parts: &http::request::Parts) -> http::Request<Body> {
+    let mut request = http::Request::new(empty());
+    *request.method_mut() = parts.method.clone();
+    *request.uri_mut() = parts.uri.clone();
+    *request.version_mut() = parts.version;
+    *request.headers_mut() = parts.headers.clone();
+    request
 }
 
 /// A rewritten credential-bearing response, written as its chunks (most of them slices of the

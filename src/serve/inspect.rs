@@ -11,16 +11,22 @@ use hyper::body::{Body as _, Incoming};
 /// What the stage leaves for forwarding: the bytes that were authorized, or the stream.
 #[derive(Debug)]
 pub enum RequestBody {
+    /// Read and parsed to authorize.
     Buffered(Bytes),
     Stream(Incoming),
+    /// Held whole for an upstream that signs its hash, but not parsed.
+    Held(Bytes),
 }
 
 impl RequestBody {
     /// The body forwarded upstream: the authorized bytes, or the stream.
-    pub fn into_upstream(self) -> crate::serve::forward::Body {
+    pub fn into_upstream(self) -> crate::serve::forward::Outgoing {
+        use crate::serve::forward::{Outgoing, streamed};
         match self {
-            Self::Buffered(bytes) => crate::serve::forward::full(bytes),
-            Self::Stream(incoming) => crate::serve::forward::streamed(incoming),
+            Self::Buffered(bytes) | Self::Held(bytes) => Outgoing::Held(bytes),
+            // no body at all (a GET, a DELETE): nothing to stream, and the request can be sent again
+            Self::Stream(incoming) if incoming.is_end_stream() => Outgoing::empty(),
+            Self::Stream(incoming) => Outgoing::Streamed(streamed(incoming)),
         }
     }
 }
@@ -67,6 +73,19 @@ pub async fn read(
     if content_length(headers).is_some_and(|n| n > limit as u64) {
         return Err(BodyError::TooLarge { limit }.into());
     }
+    Ok(RequestBody::Buffered(bounded(body, limit, timeout_ms).await?))
+}
+
+/// A body an upstream signed with SigV4 needs whole (its hash is signed), read within the
+/// same bounds as an inspected one; it is not parsed.
+pub async fn hold(headers: &HeaderMap, body: Incoming, limit: usize, timeout_ms: u64) -> Result<Bytes, ReadError> {
+    if content_length(headers).is_some_and(|n| n > limit as u64) {
+        return Err(BodyError::TooLarge { limit }.into());
+    }
+    bounded(body, limit, timeout_ms).await
+}
+
+async fn bounded(body: Incoming, limit: usize, timeout_ms: u64) -> Result<Bytes, ReadError> {
     let collect = Limited::new(body, limit).collect();
     let collected = tokio::time::timeout(std::time::Duration::from_millis(timeout_ms), collect)
         .await
@@ -78,5 +97,5 @@ pub async fn read(
             ReadError::Io(e.to_string())
         }
     })?;
-    Ok(RequestBody::Buffered(collected.to_bytes()))
+    Ok(collected.to_bytes())
 }

@@ -2,9 +2,9 @@
 //! the canonical path and query, the enforced active set, the caller's or the service's
 //! credential, a per-user `Idempotency-Key` — never from the caller's raw request.
 
-use crate::config::UpstreamAuth;
-use crate::serve::forward::{Body, ForwardError};
+use crate::serve::forward::{ForwardError, Outgoing};
 use crate::serve::state::Shared;
+use crate::serve::upstream_auth::ServiceAuth;
 use hmac::{Hmac, Mac};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 
@@ -79,8 +79,8 @@ pub fn build(
     shared: &Shared,
     caller: &HeaderMap,
     out: &Outbound<'_>,
-    body: Body,
-) -> Result<http::Request<Body>, ForwardError> {
+    body: Outgoing,
+) -> Result<http::Request<Outgoing>, ForwardError> {
     let uri = shared.upstream.uri(out.path, out.query)?;
     let mut request = http::Request::builder()
         .method(out.method.clone())
@@ -93,19 +93,11 @@ pub fn build(
             headers.append(name.clone(), value.clone());
         }
     }
-    match shared.config.upstream.auth {
-        UpstreamAuth::Passthrough => {
-            if let Some(v) = caller.get(header::AUTHORIZATION) {
-                headers.insert(header::AUTHORIZATION, v.clone());
-            }
-        }
-        UpstreamAuth::Service => {
-            if let Some(v) =
-                shared.config.upstream.service_authorization.as_deref().and_then(|v| HeaderValue::from_str(v).ok())
-            {
-                headers.insert(header::AUTHORIZATION, v);
-            }
-        }
+    // the service credentials are the upstream client's to set (forward::Upstream::send)
+    if matches!(shared.upstream.auth(), ServiceAuth::Passthrough)
+        && let Some(v) = caller.get(header::AUTHORIZATION)
+    {
+        headers.insert(header::AUTHORIZATION, v.clone());
     }
     if shared.config.upstream.forward_active_roles
         && let Some(v) = out.active_roles.and_then(|v| HeaderValue::from_str(v).ok())

@@ -151,7 +151,7 @@ pub async fn reconcile(shared: &Shared, caller: &HeaderMap, intent: &Intent) -> 
 async fn exists(shared: &Shared, caller: &HeaderMap, path: &str) -> Option<bool> {
     let head = http::Method::HEAD;
     let out = Outbound { method: &head, path, query: "", user: "", active_roles: None, strip_delegation: true };
-    let empty = crate::serve::forward::empty();
+    let empty = crate::serve::forward::Outgoing::empty();
     let request = outbound::build(shared, &strip_idempotency(caller), &out, empty).ok()?;
     match shared.upstream.send(request).await {
         Ok(r) if r.status().is_success() => Some(true),

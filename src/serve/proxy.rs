@@ -119,7 +119,7 @@ async fn pipeline(
 
     // forward
     let action = authorize::credential_scope(snap, &subject, &request).map(|scope| {
-        let service = shared.config.upstream.auth == crate::config::UpstreamAuth::Service;
+        let service = shared.config.upstream.auth.is_service();
         vending::configured_action(&shared.config.credentials, scope, service)
     });
     cx.credential = action.map(Action::audit);
@@ -145,7 +145,7 @@ async fn pipeline(
         Some(sign) => sign.bound(body, &parts.headers).map_err(|r| Stop::plain(r, Some(op)))?,
         None => (body, None),
     };
-    let upstream_body = body.map_or_else(forward::empty, RequestBody::into_upstream);
+    let upstream_body = body.map_or_else(forward::Outgoing::empty, RequestBody::into_upstream);
     // The ownership changes the request makes if the upstream carries it out (docs/design.md §4),
     // durable in the ownership store before anything is forwarded, else 503.
     let changes = crate::ops::owners::plan::changes(route, catalog, decided.body.as_ref());

@@ -75,6 +75,9 @@ impl From<&ForwardError> for Refusal {
             ForwardError::Unreachable(_) | ForwardError::Request(_) | ForwardError::Rebuild(_) => {
                 Self::new(502, "BadGatewayException", e.to_string())
             }
+            // icegate cannot authenticate to the upstream for now (its token endpoint or AWS
+            // credentials): the request was not sent
+            ForwardError::Credential(_) => Self::new(503, "ServiceUnavailableException", e.to_string()),
         }
     }
 }

@@ -143,8 +143,11 @@ impl Shared {
             }),
             health: Health::default(),
             metrics: {
-                let m = crate::ops::metrics::Metrics::new();
+                let mut m = crate::ops::metrics::Metrics::new();
                 m.generation.set(1);
+                if let Some(auth) = upstream.auth().metrics() {
+                    m.register_upstream_auth(auth);
+                }
                 m
             },
             settings: settings(&config),

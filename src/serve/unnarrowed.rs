@@ -29,7 +29,7 @@ pub async fn get_token(shared: &Shared, parts: http::request::Parts, body: Incom
         .body(forward::streamed(body))
         .map_err(|e| ForwardError::Rebuild(e.to_string()))
         .map_err(error::stop(None))?;
-    let response = shared.upstream.send(request).await.map_err(error::stop(None))?;
+    let response = shared.upstream.send_as_is(request).await.map_err(error::stop(None))?;
     let (mut head, body) = response.into_parts();
     if head.status.is_redirection() && head.status != StatusCode::NOT_MODIFIED {
         return Err(Stop::plain(Refusal::upstream_redirect(head.status.as_u16()), None));
@@ -58,7 +58,7 @@ pub async fn get_config(
         strip_delegation: false,
     };
     cx.decided();
-    let response = send(shared, &parts.headers, &out, forward::empty()).await?;
+    let response = send(shared, &parts.headers, &out, forward::Outgoing::empty()).await?;
     cx.upstream_status = Some(response.status().as_u16());
     if response.status().is_success() {
         shared.health.accepted_config_query(out.query);

@@ -13,7 +13,7 @@ use crate::core::iceberg::path::encode;
 use crate::core::iceberg::routes::Route;
 use crate::core::sequence::Existence;
 use crate::error::{self, Refusal, Stop};
-use crate::serve::forward::Body;
+use crate::serve::forward::Outgoing;
 use crate::serve::outbound::{self, Outbound};
 use crate::serve::rewrite::body::collect;
 use crate::serve::state::Shared;
@@ -27,7 +27,7 @@ pub async fn send(
     shared: &Shared,
     caller: &HeaderMap,
     out: &Outbound<'_>,
-    body: Body,
+    body: Outgoing,
 ) -> Result<Response<Incoming>, Stop> {
     send_to(shared, caller, out, None, body).await
 }
@@ -39,7 +39,7 @@ pub async fn send_to(
     caller: &HeaderMap,
     out: &Outbound<'_>,
     to: Option<&http::Uri>,
-    body: Body,
+    body: Outgoing,
 ) -> Result<Response<Incoming>, Stop> {
     let mut request = outbound::build(shared, caller, out, body).map_err(error::stop(None))?;
     if let Some(to) = to {
@@ -59,7 +59,9 @@ pub async fn upstream_says_missing(shared: &Shared, caller: &HeaderMap, route: &
         active_roles: None,
         strip_delegation: true,
     };
-    let Ok(request) = outbound::build(shared, &strip_idempotency(caller), &out, crate::serve::forward::empty()) else {
+    let Ok(request) =
+        outbound::build(shared, &strip_idempotency(caller), &out, crate::serve::forward::Outgoing::empty())
+    else {
         return false;
     };
     matches!(shared.upstream.send(request).await, Ok(r) if r.status() == StatusCode::NOT_FOUND)
@@ -162,7 +164,8 @@ async fn ask(
 ) -> Option<crate::core::credentials::storage::Signer> {
     let get = http::Method::GET;
     let out = Outbound { method: &get, path: "/v1/config", query, user, active_roles: None, strip_delegation: true };
-    let response = send(shared, &strip_idempotency(caller), &out, crate::serve::forward::empty()).await.ok()?;
+    let response =
+        send(shared, &strip_idempotency(caller), &out, crate::serve::forward::Outgoing::empty()).await.ok()?;
     if !response.status().is_success() {
         return None;
     }
@@ -197,7 +200,7 @@ async fn load_table(
         }
         false => Outbound { method: &get, ..*lookup },
     };
-    let empty = crate::serve::forward::empty();
+    let empty = crate::serve::forward::Outgoing::empty();
     let response =
         send(shared, &headers, &out, empty).await.map_err(|s| vending::VendError::Locations(s.refusal.status))?;
     match response.status() {
@@ -221,7 +224,7 @@ pub(crate) fn namespace_segment(levels: &[String]) -> String {
 async fn exists(shared: &Shared, caller: &HeaderMap, path: &str) -> Existence {
     let head = http::Method::HEAD;
     let out = Outbound { method: &head, path, query: "", user: "", active_roles: None, strip_delegation: true };
-    let empty = crate::serve::forward::empty();
+    let empty = crate::serve::forward::Outgoing::empty();
     match send(shared, &strip_idempotency(caller), &out, empty).await {
         Ok(r) if r.status().is_success() => Existence::Exists,
         Ok(r) if r.status() == StatusCode::NOT_FOUND => Existence::Missing,
@@ -323,7 +326,7 @@ pub(crate) async fn stage_create(
     let stage = Outbound { method: &post, path: &path, query: "", strip_delegation: true, ..*out };
     let mut headers = strip_idempotency(caller);
     headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
-    let body = crate::serve::forward::full(bytes::Bytes::from(body.to_string()));
+    let body = Outgoing::Held(bytes::Bytes::from(body.to_string()));
     let response = send(shared, &headers, &stage, body).await.ok()?;
     if !response.status().is_success() {
         return None;

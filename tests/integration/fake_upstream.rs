@@ -260,6 +260,45 @@ pub async fn gate_then(
     Gate { addr, stop: Some(tx) }
 }
 
+/// icegate in front of `upstream_url` with `policy`, its upstream client and state reading
+/// `clock`; the state is returned for the tests that read `/readyz` and the metrics.
+pub async fn gate_clocked(
+    upstream_url: &str,
+    policy: &str,
+    tweak: impl FnOnce(&mut Config),
+    clock: icegate::core::clock::Clock,
+) -> (Gate, Arc<icegate::serve::state::Shared>) {
+    let mut config = Config::load(
+        None,
+        Overrides {
+            upstream: Some(upstream_url.to_owned()),
+            policy: Some("unused.yaml".into()),
+            ..Overrides::default()
+        },
+    )
+    .unwrap();
+    config.audit.enabled = false;
+    config.owners.store = Some(icegate::ops::owners::StoreKind::Off);
+    tweak(&mut config);
+    let snapshot = crate::support::load(policy);
+    let url = icegate::config::parse_upstream(upstream_url).unwrap();
+    let upstream = icegate::serve::forward::Upstream::with_clock(url, &config.upstream, clock.clone()).unwrap();
+    let shared = icegate::serve::state::Shared::with_clock(config, snapshot, upstream, clock);
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(icegate::serve::server::serve_with(
+        shared.clone(),
+        listener,
+        None,
+        async move {
+            let _ = rx.await;
+        },
+        Duration::from_secs(2),
+    ));
+    (Gate { addr, stop: Some(tx) }, shared)
+}
+
 /// A response as the client saw it.
 #[derive(Debug)]
 pub struct Answer {

@@ -40,4 +40,6 @@ mod signing;
 mod sts;
 mod support;
 mod tls;
+mod upstream_oauth2;
+mod upstream_sigv4;
 mod vending;

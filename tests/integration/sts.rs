@@ -359,7 +359,10 @@ async fn a_missing_or_incomplete_chain_says_what_it_tried() {
     let dir = TempDir::new("sts-empty");
     let home = dir.path().to_str().unwrap();
     let e =
-        Chain::new(Env::from_pairs([("HOME", home), ("AWS_PROFILE", "prod")])).credentials(&client).await.unwrap_err();
+        Chain::new(Env::from_pairs([("HOME", home), ("AWS_PROFILE", "prod"), ("AWS_EC2_METADATA_DISABLED", "true")]))
+            .credentials(&client)
+            .await
+            .unwrap_err();
     assert!(matches!(e, ChainError::NotFound(_)));
     let message = e.to_string();
     for named in ["AWS_ACCESS_KEY_ID", "profile `prod`", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN"] {
@@ -367,7 +370,10 @@ async fn a_missing_or_incomplete_chain_says_what_it_tried() {
     }
     let e = Chain::new(Env::from_pairs([("AWS_ROLE_ARN", ROLE)])).credentials(&client).await.unwrap_err();
     assert_eq!(e.to_string(), "`AWS_ROLE_ARN` is set but `AWS_WEB_IDENTITY_TOKEN_FILE` is not");
-    let downscoper = Downscoper::with_chain(&config(&sts), Chain::new(Env::from_pairs([("HOME", home)]))).unwrap();
+    // the instance metadata service is off: on an EC2 runner it would serve the instance's role
+    let no_instance = ("AWS_EC2_METADATA_DISABLED", "true");
+    let downscoper =
+        Downscoper::with_chain(&config(&sts), Chain::new(Env::from_pairs([("HOME", home), no_instance]))).unwrap();
     let e = downscoper.mint(&request("cat.db.t", Scope::Read, &[], &[])).await.unwrap_err();
     assert!(matches!(e, StsError::Chain(ChainError::NotFound(_))), "{e:?}");
     sts.assert_untouched();

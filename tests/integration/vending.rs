@@ -135,6 +135,16 @@ async fn strip_mode_and_service_auth_remove_even_an_unnarrowed_readers_credentia
 }
 
 #[tokio::test]
+async fn oauth2_upstream_auth_is_a_service_credential_too() {
+    // the catalog authenticates icegate, not dave: what it vends is taken as WRITE
+    let idp = crate::upstream_oauth2::Idp::start(3600, std::time::Duration::ZERO).await;
+    let dir = crate::support::TempDir::new("vend-oauth2");
+    let (upstream, g) = setup(Mode::StripBroader, |c| crate::upstream_oauth2::oauth2_config(c, &idp, &dir)).await;
+    assert_eq!(get(&g, "dave", TABLE, None).await["storage-credentials"], json!([]));
+    assert_eq!(upstream.only().header("authorization"), Some("Bearer tok-1-opaque"));
+}
+
+#[tokio::test]
 async fn passthrough_keeps_credentials_for_a_narrowed_caller() {
     let (upstream, g) = setup(Mode::Passthrough, |_| {}).await;
     let v = get(&g, "alice", TABLE, Some("analyst")).await;

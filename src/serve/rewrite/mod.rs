@@ -203,7 +203,7 @@ async fn list_pages(
         async move {
             let query = route.query.canonical();
             let next = Outbound { query: &query, ..*out };
-            let response = send(shared, caller, &next, forward::empty())
+            let response = send(shared, caller, &next, forward::Outgoing::empty())
                 .await
                 .map_err(|s| RewriteError::Read(s.refusal.message))?;
             let status = response.status().as_u16();

@@ -1,0 +1,317 @@
+//! `upstream.auth = "oauth2"`: one upstream's client-credentials token, kept until shortly
+//! before it expires and fetched by one request however many wait for it (docs/design.md §6).
+//! Neither the client secret nor the token is ever written to a log or an error message.
+
+use super::error::{AuthError, Status};
+use crate::config::{ClientAuth, OAuth2};
+use crate::core::clock::Clock;
+use crate::net::{ClientSettings, HttpsClient, https_client};
+use crate::ops::metrics::UpstreamAuthMetrics;
+use bytes::Bytes;
+use http::HeaderValue;
+use http_body_util::{BodyExt, Full, Limited};
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::{Duration, Instant};
+
+/// A token endpoint's answer is read up to this size.
+const MAX_ANSWER_BYTES: usize = 64 * 1024;
+/// After a failed fetch, requests get the same error for this long rather than each asking the
+/// token endpoint again (while a held token is still valid, it keeps serving).
+const FAILURE_BACKOFF: Duration = Duration::from_secs(1);
+/// At most this long before its expiry a token is replaced.
+const MAX_MARGIN: Duration = Duration::from_secs(60);
+
+/// A token and when it is to be replaced.
+pub struct Token {
+    /// `Bearer <token>`, marked sensitive so that no `Debug` of a header map shows it.
+    pub header: HeaderValue,
+    /// Counts the tokens fetched: a request that saw a 401 with token `n` asks for one after `n`.
+    pub generation: u64,
+    refresh_at: Option<Instant>,
+    expires_at: Option<Instant>,
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Token").field("generation", &self.generation).finish_non_exhaustive()
+    }
+}
+
+#[derive(Default)]
+struct State {
+    token: Option<Arc<Token>>,
+    generation: u64,
+    failed: Option<(Instant, String)>,
+}
+
+/// The token source of one upstream.
+pub struct TokenSource {
+    config: OAuth2,
+    endpoint: http::Uri,
+    client: HttpsClient<Full<Bytes>>,
+    timeout: Duration,
+    clock: Clock,
+    state: RwLock<State>,
+    /// Held by the one request that fetches; the others wait on it, then take what it fetched.
+    fetching: tokio::sync::Mutex<()>,
+    pub metrics: UpstreamAuthMetrics,
+}
+
+impl std::fmt::Debug for TokenSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenSource").field("endpoint", &self.endpoint).finish_non_exhaustive()
+    }
+}
+
+impl TokenSource {
+    pub fn new(config: &OAuth2, timeout: Duration, clock: Clock) -> Result<Self, AuthError> {
+        let endpoint: http::Uri = config
+            .token_endpoint
+            .parse()
+            .map_err(|_| AuthError::Config(format!("`{}` is not a url", config.token_endpoint)))?;
+        let tls = crate::net::client_config(config.ca_file.as_deref()).map_err(|e| AuthError::Config(e.to_string()))?;
+        let settings =
+            ClientSettings { connect_timeout: timeout, nodelay: true, pool_idle: Some(Duration::from_secs(60)) };
+        Ok(Self {
+            config: config.clone(),
+            endpoint,
+            client: https_client(tls, settings),
+            timeout,
+            clock,
+            state: RwLock::new(State::default()),
+            fetching: tokio::sync::Mutex::new(()),
+            metrics: UpstreamAuthMetrics::default(),
+        })
+    }
+
+    /// A token not due for replacement: the held one, else one fetched now.
+    pub async fn token(&self) -> Result<Arc<Token>, AuthError> {
+        self.token_after(0).await
+    }
+
+    /// A token later than generation `stale` (which the upstream refused), or not due for
+    /// replacement when `stale` is 0.
+    pub async fn token_after(&self, stale: u64) -> Result<Arc<Token>, AuthError> {
+        if let Some(t) = self.usable(stale) {
+            return Ok(t);
+        }
+        let _fetching = self.fetching.lock().await;
+        // whoever held the lock before may have fetched one
+        if let Some(t) = self.usable(stale) {
+            return Ok(t);
+        }
+        let now = self.clock.now();
+        let failed = self.read(|s| s.failed.clone());
+        if let Some((at, message)) = failed
+            && now.saturating_duration_since(at) < FAILURE_BACKOFF
+        {
+            return self.still_valid(stale).ok_or(AuthError::Token(message));
+        }
+        match self.fetch().await {
+            Ok(token) => Ok(token),
+            Err(message) => {
+                tracing::warn!(endpoint = %self.endpoint, error = %message, "cannot get an upstream token");
+                self.metrics.refreshed(false);
+                self.write(|s| s.failed = Some((self.clock.now(), message.clone())));
+                let valid = self.still_valid(stale);
+                if valid.is_none() {
+                    self.metrics.held.set(0);
+                }
+                valid.ok_or(AuthError::Token(message))
+            }
+        }
+    }
+
+    /// The upstream refused token `generation`: the next request fetches another.
+    pub fn forget(&self, generation: u64) {
+        self.write(|s| {
+            if s.token.as_ref().is_some_and(|t| t.generation == generation) {
+                s.token = None;
+                self.metrics.held.set(0);
+            }
+        });
+    }
+
+    fn usable(&self, stale: u64) -> Option<Arc<Token>> {
+        let now = self.clock.now();
+        self.read(|s| s.token.clone()).filter(|t| t.generation > stale && t.refresh_at.is_none_or(|at| now < at))
+    }
+
+    /// A token past its refresh time but not expired, when no new one could be fetched.
+    fn still_valid(&self, stale: u64) -> Option<Arc<Token>> {
+        let now = self.clock.now();
+        self.read(|s| s.token.clone()).filter(|t| t.generation > stale && t.expires_at.is_none_or(|at| now < at))
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&State) -> T) -> T {
+        f(&self.state.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    fn write(&self, f: impl FnOnce(&mut State)) {
+        f(&mut self.state.write().unwrap_or_else(PoisonError::into_inner));
+    }
+
+    async fn fetch(&self) -> Result<Arc<Token>, String> {
+        let secret = self.config.read_secret()?;
+        let request = self.request(&secret)?;
+        drop(secret);
+        let exchange = async {
+            let response = self
+                .client
+                .request(request)
+                .await
+                .map_err(|e| format!("token endpoint is unreachable: {}", crate::core::text::error_chain(&e)))?;
+            let status = response.status();
+            let body = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
+                .collect()
+                .await
+                .map_err(|e| format!("token endpoint's answer could not be read: {e}"))?;
+            Ok::<_, String>((status, body.to_bytes()))
+        };
+        let started = self.clock.now();
+        let (status, body) = tokio::time::timeout(self.timeout, exchange)
+            .await
+            .map_err(|_| format!("token endpoint did not answer within {} ms", self.timeout.as_millis()))??;
+        let granted = parse_answer(status, &body)?;
+        let mut header = HeaderValue::try_from(format!("Bearer {}", granted.access_token))
+            .map_err(|_| "token endpoint's `access_token` cannot be sent in a header".to_owned())?;
+        header.set_sensitive(true);
+        let (refresh_at, expires_at) = match granted.expires_in {
+            Some(seconds) => {
+                let lifetime = Duration::from_secs(seconds);
+                // counted from when the request was sent, which the grant cannot predate
+                let expires = started.checked_add(lifetime);
+                let margin = MAX_MARGIN.min(lifetime / 5);
+                (expires.and_then(|e| e.checked_sub(margin)), expires)
+            }
+            None => (None, None),
+        };
+        let token = self.install(header, refresh_at, expires_at);
+        tracing::debug!(endpoint = %self.endpoint, expires_in = granted.expires_in, generation = token.generation, "obtained an upstream token");
+        self.metrics.refreshed(true);
+        self.metrics.held(granted.expires_in.map(|s| self.clock.system_now() + Duration::from_secs(s)));
+        Ok(token)
+    }
+
+    fn install(&self, header: HeaderValue, refresh_at: Option<Instant>, expires_at: Option<Instant>) -> Arc<Token> {
+        let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
+        state.generation += 1;
+        let token = Arc::new(Token { header, generation: state.generation, refresh_at, expires_at });
+        state.token = Some(Arc::clone(&token));
+        state.failed = None;
+        token
+    }
+
+    fn request(&self, secret: &str) -> Result<http::Request<Full<Bytes>>, String> {
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        form.append_pair("grant_type", "client_credentials");
+        for (key, value) in
+            [("scope", &self.config.scope), ("audience", &self.config.audience), ("resource", &self.config.resource)]
+        {
+            if let Some(v) = value {
+                form.append_pair(key, v);
+            }
+        }
+        let mut builder = http::Request::post(self.endpoint.clone())
+            .header(http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(http::header::ACCEPT, "application/json");
+        match self.config.client_auth {
+            ClientAuth::Post => {
+                form.append_pair("client_id", &self.config.client_id);
+                form.append_pair("client_secret", secret);
+            }
+            ClientAuth::Basic => {
+                use base64::Engine;
+                // RFC 6749 §2.3.1: each form-encoded before they are joined
+                let encode = |s: &str| form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+                let pair = format!("{}:{}", encode(&self.config.client_id), encode(secret));
+                let mut value =
+                    HeaderValue::try_from(format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair)))
+                        .map_err(|_| "the client id cannot be sent in a header".to_owned())?;
+                value.set_sensitive(true);
+                builder = builder.header(http::header::AUTHORIZATION, value);
+            }
+        }
+        builder.body(Full::new(Bytes::from(form.finish()))).map_err(|e| format!("cannot build the token request: {e}"))
+    }
+
+    /// What `/readyz` says of the token.
+    pub fn status(&self) -> Status {
+        let now = self.clock.now();
+        let (token, failed) = self.read(|s| (s.token.clone(), s.failed.as_ref().map(|(_, m)| m.clone())));
+        let valid = token.as_ref().filter(|t| t.expires_at.is_none_or(|at| now < at));
+        Status {
+            mode: "oauth2",
+            held: valid.is_some(),
+            expires_in: valid.and_then(|t| t.expires_at).map(|at| at.saturating_duration_since(now).as_secs()),
+            last_error: failed,
+        }
+    }
+}
+
+/// The parts of a token endpoint's answer icegate uses.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Granted {
+    pub access_token: String,
+    pub expires_in: Option<u64>,
+}
+
+/// Reads a token endpoint's answer (RFC 6749 §5.1, §5.2). Error messages never quote the
+/// answer beyond the `error` code of §5.2.
+pub fn parse_answer(status: http::StatusCode, body: &[u8]) -> Result<Granted, String> {
+    let json: Option<serde_json::Value> = serde_json::from_slice(body).ok();
+    if !status.is_success() {
+        let code = json
+            .as_ref()
+            .and_then(|v| v.get("error")?.as_str().map(str::to_owned))
+            .filter(|c| c.len() <= 64 && c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+        return Err(match code {
+            Some(code) => format!("token endpoint answered {} `{code}`", status.as_u16()),
+            None => format!("token endpoint answered {}", status.as_u16()),
+        });
+    }
+    let json = json.ok_or("token endpoint's answer is not JSON")?;
+    let access_token = json
+        .get("access_token")
+        .and_then(serde_json::Value::as_str)
+        .filter(|t| !t.is_empty())
+        .ok_or("token endpoint's answer has no `access_token`")?
+        .to_owned();
+    if let Some(kind) = json.get("token_type").and_then(serde_json::Value::as_str)
+        && !kind.eq_ignore_ascii_case("bearer")
+    {
+        return Err("token endpoint's answer has a `token_type` other than `bearer`".into());
+    }
+    // a number, or a string of one as some providers send it
+    let expires_in = match json.get("expires_in") {
+        None | Some(serde_json::Value::Null) => None,
+        Some(v) => Some(
+            v.as_u64()
+                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+                .ok_or("token endpoint's `expires_in` is not a number of seconds")?,
+        ),
+    };
+    Ok(Granted { access_token, expires_in })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::StatusCode;
+
+    #[test]
+    fn answers_are_read_as_rfc_6749_says_and_errors_quote_only_the_error_code() {
+        let ok = br#"{"access_token":"t0k","token_type":"Bearer","expires_in":"30"}"#;
+        assert_eq!(parse_answer(StatusCode::OK, ok), Ok(Granted { access_token: "t0k".into(), expires_in: Some(30) }));
+        let no_expiry = br#"{"access_token":"t0k","token_type":"bearer"}"#;
+        assert_eq!(parse_answer(StatusCode::OK, no_expiry).unwrap().expires_in, None);
+        let mac = br#"{"access_token":"t0k","token_type":"mac"}"#;
+        assert!(parse_answer(StatusCode::OK, mac).unwrap_err().contains("`token_type`"));
+        let refused = br#"{"error":"invalid_client","error_description":"secret s3cr3t is wrong"}"#;
+        let m = parse_answer(StatusCode::UNAUTHORIZED, refused).unwrap_err();
+        assert_eq!(m, "token endpoint answered 401 `invalid_client`");
+        let odd = br#"{"error":"leaked s3cr3t"}"#;
+        assert_eq!(parse_answer(StatusCode::BAD_REQUEST, odd).unwrap_err(), "token endpoint answered 400");
+        assert!(parse_answer(StatusCode::OK, b"{}").unwrap_err().contains("no `access_token`"));
+    }
+}

@@ -1,0 +1,69 @@
+// The OpenID provider of tests/upstream_auth/run.sh: oidc-provider (a certified implementation)
+// issuing client-credentials JWT access tokens for the fake catalog's resource, expiring in
+// TOKEN_TTL seconds, signed with the RSA key of KEYS_FILE (made with kid KID when missing).
+// GET /test/stats says how many token requests it answered.
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import Provider from 'oidc-provider';
+import { generateKeyPair, exportJWK } from 'jose';
+
+const port = Number(process.env.PORT);
+const ttl = Number(process.env.TOKEN_TTL || '5');
+const keysFile = process.env.KEYS_FILE;
+const resource = 'urn:icegate:catalog';
+
+if (!existsSync(keysFile)) {
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  const jwk = { ...(await exportJWK(privateKey)), kid: process.env.KID, alg: 'RS256', use: 'sig' };
+  writeFileSync(keysFile, JSON.stringify({ keys: [jwk] }));
+}
+const { keys } = JSON.parse(readFileSync(keysFile, 'utf8'));
+
+const client = (id, secret, method) => ({
+  client_id: id,
+  client_secret: secret,
+  grant_types: ['client_credentials'],
+  redirect_uris: [],
+  response_types: [],
+  token_endpoint_auth_method: method,
+});
+
+const provider = new Provider(`http://127.0.0.1:${port}`, {
+  clients: [
+    client('icegate', process.env.ICEGATE_SECRET, 'client_secret_post'),
+    client('etl', process.env.ETL_SECRET, 'client_secret_basic'),
+  ],
+  jwks: { keys },
+  scopes: ['catalog'],
+  features: {
+    devInteractions: { enabled: false },
+    clientCredentials: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: () => resource,
+      useGrantedResource: () => true,
+      getResourceServerInfo: () => ({
+        scope: 'catalog',
+        audience: resource,
+        accessTokenTTL: ttl,
+        accessTokenFormat: 'jwt',
+        jwt: { sign: { alg: 'RS256' } },
+      }),
+    },
+  },
+});
+
+let tokenRequests = 0;
+provider.use(async (ctx, next) => {
+  if (ctx.method === 'GET' && ctx.path === '/test/stats') {
+    ctx.body = { token_requests: tokenRequests };
+    return;
+  }
+  if (ctx.method === 'POST' && ctx.path === '/token') {
+    tokenRequests += 1;
+  }
+  await next();
+});
+
+provider.listen(port, '127.0.0.1', () => {
+  console.log(`idp listening on ${port} with key ${keys[0].kid}, tokens for ${ttl} s`);
+});
