@@ -33,6 +33,7 @@ mod policy_tools;
 mod properties;
 mod reload;
 mod reload_memory;
+mod restrictions;
 mod roles;
 mod serve;
 mod shutdown;
