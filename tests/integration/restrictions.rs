@@ -195,3 +195,32 @@ restriction_enforcers: { users: [trino] }
         assert!(e.contains(wanted), "missing {wanted:?} in:\n{e}");
     }
 }
+
+/// `who-can` marks restricted access, and `diff` shows a restriction added as a change.
+#[test]
+fn who_can_and_diff_mark_restricted_access() {
+    use icegate::core::analysis::access::{Object, Right};
+    use icegate::core::analysis::{diff, who_can};
+    use icegate::core::policy::model::ObjectType;
+    let snap = crate::support::load(POLICY);
+    let object = Object::parse(ObjectType::Table, "prod.sales.customers", "lake").unwrap();
+    let right = Right::parse("SELECT_TABLE").unwrap();
+    let lines: Vec<Value> =
+        who_can::who_can(&snap, right, &object).iter().map(|h| serde_json::to_value(h).unwrap()).collect();
+    let of = |user: &str| lines.iter().find(|l| l["user"] == user).cloned().unwrap();
+    assert_eq!(of("trino")["restricted"], json!({"applied": ["eu rows", "TABLE `prod.sales.customers`"], "trusted": true}));
+    assert_eq!(of("bob")["restricted"]["trusted"], false);
+    assert!(of("hr").get("restricted").is_none(), "pii_reader lifts both: {lines:?}");
+
+    let unrestricted = POLICY.split("restrictions:\n").next().unwrap();
+    let old = crate::support::load(unrestricted);
+    let changes: Vec<Value> = diff::diff(&old, &snap).iter().map(|c| serde_json::to_value(c).unwrap()).collect();
+    let bob_sales = changes
+        .iter()
+        .find(|c| c["subject"] == "user:bob" && c["object"]["fullName"] == "prod.sales" && c["privilege"] == "SELECT_TABLE")
+        .unwrap_or_else(|| panic!("{changes:#?}"));
+    assert_eq!(bob_sales["before"], "allow");
+    assert_eq!(bob_sales["after"], "allow");
+    assert_eq!(bob_sales["restricted"], json!({"before": false, "after": true}));
+    assert!(!changes.iter().any(|c| c["subject"] == "user:hr"), "{changes:#?}");
+}
