@@ -2,7 +2,8 @@
 # Starts the dev Iceberg REST catalog and icegate in front of it (policies/example.yaml), runs
 # tests/e2e/clients.py with PyIceberg and DuckDB through icegate, and stops both (`--clients-only`,
 # the demo, ends there). Then owners.sh (ownership by creation), credentials.sh (vending against the dev catalog), downscope.sh
-# (s3-downscope against moto), signing.sh (remote signing against moto), spark.sh (Spark SQL)
+# (s3-downscope against moto), signing.sh (remote signing against moto), restrictions.sh (read
+# restrictions with a reference reader), spark.sh (Spark SQL)
 # and report.sh (the access report in headless Chromium), each with its own processes.
 # Exits non-zero on any failure.
 set -euo pipefail
@@ -38,6 +39,9 @@ bash "$ROOT/tests/e2e/credentials.sh"
 bash "$ROOT/tests/e2e/downscope.sh"
 # Remote signing against moto with signatures checked: its own moto, signing catalog and icegate.
 bash "$ROOT/tests/e2e/signing.sh"
+# Read restrictions (docs/design.md §8): the enforcer's loadTable, a reference reader applying
+# them, an exempt user, an untrusted client, and a schema evolution: its own catalog and icegates.
+bash "$ROOT/tests/e2e/restrictions.sh"
 # Spark SQL through icegate (PySpark 3.5, Iceberg 1.10.2 runtime): its own dev catalog and icegate.
 bash "$ROOT/tests/e2e/spark.sh"
 # The access report (`icegate report`) in headless Chromium: the DOM, its filters, a screenshot.

@@ -13,10 +13,11 @@ use bytes::Bytes;
 /// for the table as it is now, with the policy's mistake in icegate's log only.
 pub fn restricted(bytes: &[u8], applied: &Applied, op: OperationId) -> Result<Bytes, Stop> {
     inject(bytes, applied).map(Bytes::from).map_err(|e| {
+        // the table as the caller named it (without the catalog), as every refusal names it
+        let named = applied.table.split_once('.').map_or(applied.table.as_str(), |(_, rest)| rest);
         let message = format!(
-            "not authorized to {op} `{}`: the table has read restrictions icegate cannot issue for its current \
-             schema; icegate's log has the details",
-            applied.table
+            "not authorized to {op} `{named}`: the table has read restrictions icegate cannot issue for its current \
+             schema; icegate's log has the details"
         );
         let event = match e {
             InjectError::Resolve(_) => {
