@@ -34,6 +34,7 @@ mod properties;
 mod reload;
 mod reload_memory;
 mod restrictions;
+mod restrictions_props;
 mod roles;
 mod serve;
 mod shutdown;
