@@ -10,8 +10,8 @@ The restricted columns are then renamed and reordered at the catalog (field ids 
 `evolved-old-policy`: icegate, whose policy names the old columns, fails closed (403).
 `evolved`: with the policy naming the new columns, the same field ids, and the reader still masks.
 
-PyIceberg 0.12 itself ignores `read-restrictions` (it would read raw data), which is why icegate
-refuses it unless the policy names it an enforcer; the reader here does the enforcing.
+PyIceberg 0.12 and DuckDB 1.5.5 ignore `read-restrictions` (they would read raw data), which is why
+icegate refuses them unless the policy names them enforcers; the reader here does the enforcing.
 """
 import base64
 import json
@@ -167,6 +167,25 @@ if PHASE == "before":
         {"id": 1, "email": "xxx.xxx@xxxx.xxx", "region": "EU", "ssn": None, "phone": "xnnxnnxnnnnx0018"},
         {"id": 3, "email": "xx@xxxx.xx", "region": "EU", "ssn": None, "phone": "xnnxnnxnnnnx5678"},
     ], str(got))
+
+    # DuckDB listed as the trusted engine: what a real engine does with the restrictions it is
+    # given. DuckDB 1.5.5 ignores them and reads raw rows, which is why docs/restrictions.md says
+    # never to list it; a DuckDB that enforces or refuses them makes this step fail (update the doc).
+    import duckdb
+    import duckdb_extensions
+    con = duckdb.connect()
+    for ext in ["avro", "httpfs", "iceberg"]:
+        duckdb_extensions.import_extension(ext, con=con)
+        con.execute(f"LOAD {ext}")
+    auth = "Basic " + base64.b64encode(b"engine:-").decode()
+    con.execute(f"""ATTACH 'wh' AS cat (TYPE iceberg, ENDPOINT '{ICEGATE}', AUTHORIZATION_TYPE 'none',
+        EXTRA_HTTP_HEADERS MAP {{'Authorization': '{auth}'}})""")
+    try:
+        duck_rows = con.execute("SELECT id, email FROM cat.sales.customers ORDER BY id").fetchall()
+    except duckdb.Error as e:
+        duck_rows = f"refused: {str(e).splitlines()[0][:300]}"
+    step("DuckDB 1.5.5 given the restrictions ignores them and reads raw rows (never list it as an enforcer)",
+         isinstance(duck_rows, list) and len(duck_rows) == 4 and duck_rows[0][1] == "ann.lee@mail.com", str(duck_rows))
 
     status, answer = load_raw("hr")
     step("hr (pii_reader active) gets no restrictions", status == 200 and "read-restrictions" not in answer,
