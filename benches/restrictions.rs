@@ -26,7 +26,8 @@ use std::hint::black_box;
 
 fn rewrite(body: Bytes) -> usize {
     let endpoints = Endpoints { credentials: "v1/c".into(), sign: "v1/s".into(), signer_uri: None };
-    let rules = Rules { action: Action::Keep, extra_allowed: &[], endpoints: &endpoints, minted: None, read_headers: &[] };
+    let rules =
+        Rules { action: Action::Keep, extra_allowed: &[], endpoints: &endpoints, minted: None, read_headers: &[] };
     let parsed = Parsed::read(body).unwrap();
     let locations = parsed.locations.clone().unwrap_or_default();
     parsed.render(&rules, &locations).unwrap().len()
@@ -68,9 +69,7 @@ fn main() {
             group.sample_size(30);
         }
         group.bench_function(format!("unrestricted_{label}"), |b| b.iter(|| black_box(answer(&body, None))));
-        group.bench_function(format!("restricted_{label}"), |b| {
-            b.iter(|| black_box(answer(&body, Some(&restricted))))
-        });
+        group.bench_function(format!("restricted_{label}"), |b| b.iter(|| black_box(answer(&body, Some(&restricted)))));
         group.finish();
     }
     c.final_summary();

@@ -163,10 +163,8 @@ async fn pipeline(
     let mut entries = ListKind::for_operation(op).map(|kind| EntryFilter::new(snap, &subject, catalog, kind));
     let visible = |entry: &Entry| entries.as_mut().is_some_and(|f| f.visible(entry));
     // a trusted reader's loadTable-like answer carries the read restrictions (docs/design.md §8)
-    let restrictions = decided
-        .restrictions
-        .as_ref()
-        .filter(|r| r.trusted && crate::core::restrictions::apply::answers_with_table(op));
+    let restrictions =
+        decided.restrictions.as_ref().filter(|r| r.trusted && crate::core::restrictions::apply::answers_with_table(op));
     let vend = action.and_then(|action| {
         Vend::of(action, (route, decided.body.as_ref()), (catalog, &principal.user), cx, &parts.headers)
             .map(|v| v.restricted(restrictions))

@@ -131,7 +131,8 @@ fn table_answer(columns: &[String]) -> Option<String> {
             fields.push(json!({"id": *next_id, "name": first, "required": false, "type": ty}));
             fields.len() - 1
         });
-        if let Some(inner) = fields[at].get_mut("type").and_then(|t| t.get_mut("fields")).and_then(Value::as_array_mut) {
+        if let Some(inner) = fields[at].get_mut("type").and_then(|t| t.get_mut("fields")).and_then(Value::as_array_mut)
+        {
             insert(inner, rest, next_id);
         }
     }
@@ -239,7 +240,8 @@ async fn run_case(policy: &str, case: &Value) -> Result<(), String> {
         && a.status == 200
         && method == "GET"
     {
-        let carried = serde_json::from_slice::<Value>(&a.body).ok().is_some_and(|v| v.get("read-restrictions").is_some());
+        let carried =
+            serde_json::from_slice::<Value>(&a.body).ok().is_some_and(|v| v.get("read-restrictions").is_some());
         let expected = want.get("trusted") == Some(&json!(true));
         if carried != expected {
             problems.push(format!("expected read-restrictions {expected}, got {}", a.text()));

@@ -46,7 +46,11 @@ impl Policy {
         let names = |set: &BTreeSet<usize>, of: &[&str]| set.iter().map(|i| of[*i]).collect::<Vec<_>>().join(", ");
         let mut y = String::from("version: 1\nmetalake: lake\ndefault_catalog: c1\nusers:\n");
         for (i, user) in USERS.iter().enumerate() {
-            y += &format!("  - {{ name: {user}, roles: [base{}{}] }}\n", if self.held[i].is_empty() { "" } else { ", " }, names(&self.held[i], &ROLES));
+            y += &format!(
+                "  - {{ name: {user}, roles: [base{}{}] }}\n",
+                if self.held[i].is_empty() { "" } else { ", " },
+                names(&self.held[i], &ROLES)
+            );
         }
         y += "roles:\n  - name: base\n    securableObjects:\n      - type: METALAKE\n        fullName: lake\n        privileges:\n";
         for p in ["USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE"] {
@@ -58,12 +62,16 @@ impl Policy {
         y += "restrictions:\n";
         for r in &self.restrictions {
             let (ty, full) = OBJECTS[r.object];
-            y += &format!("  - object: {{ type: {ty}, fullName: {full} }}\n    unless_roles: [{}]\n", names(&r.unless, &ROLES));
+            y += &format!(
+                "  - object: {{ type: {ty}, fullName: {full} }}\n    unless_roles: [{}]\n",
+                names(&r.unless, &ROLES)
+            );
             if let Some(c) = r.filter {
                 y += &format!("    row_filter: {{ type: eq, term: {}, value: x }}\n", COLUMNS[c].0);
             }
             if !r.columns.is_empty() {
-                let cols: Vec<String> = r.columns.iter().map(|(c, a)| format!("{}: {}", COLUMNS[*c].0, ACTIONS[*a])).collect();
+                let cols: Vec<String> =
+                    r.columns.iter().map(|(c, a)| format!("{}: {}", COLUMNS[*c].0, ACTIONS[*a])).collect();
                 y += &format!("    columns: {{ {} }}\n", cols.join(", "));
             }
         }
@@ -109,7 +117,12 @@ fn headers(held: &BTreeSet<usize>) -> Vec<Option<String>> {
     out
 }
 
-fn explained(snap: &icegate::core::policy::Snapshot, user: &str, table: &str, header: Option<&str>) -> (u16, Option<Value>) {
+fn explained(
+    snap: &icegate::core::policy::Snapshot,
+    user: &str,
+    table: &str,
+    header: Option<&str>,
+) -> (u16, Option<Value>) {
     let target = format!("/v1/c1/namespaces/{table}");
     let input = Input {
         method: "GET",

@@ -5,8 +5,8 @@
 
 use super::access::{Answer, Holder, Right, State, SubjectRef};
 use super::diff::Targets;
-use super::restricted::reaches_data;
 use super::reach::{Asking, Facts, Universe, role_names};
+use super::restricted::reaches_data;
 use crate::core::policy::Snapshot;
 use crate::core::policy::model::ObjectType;
 use serde_json::{Value, json};

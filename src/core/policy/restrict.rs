@@ -61,7 +61,9 @@ impl Builder {
             match snap.role_id(&role.value) {
                 Some(id) if !unless_roles.contains(&id) => unless_roles.push(id),
                 Some(_) => {}
-                None => self.error(role.line(), format!("{what} lists undefined role `{}` in `unless_roles`", role.value)),
+                None => {
+                    self.error(role.line(), format!("{what} lists undefined role `{}` in `unless_roles`", role.value))
+                }
             }
         }
         let row_filter = entry.row_filter.as_ref().and_then(|f| match Filter::parse(&f.value) {

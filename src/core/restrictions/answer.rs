@@ -92,13 +92,17 @@ mod tests {
         let metadata_end = body.find(",\"config\"").unwrap();
         assert!(text.contains(&body[metadata_at..metadata_end]), "metadata passes byte for byte");
         let v: Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(v["read-restrictions"], json!({"required-column-projections": [{"field-id": 1, "action": "mask-alphanum"}]}));
+        assert_eq!(
+            v["read-restrictions"],
+            json!({"required-column-projections": [{"field-id": 1, "action": "mask-alphanum"}]})
+        );
         assert_eq!(v["config"], json!({"k": "v"}));
     }
 
     #[test]
     fn an_upstream_member_is_replaced_by_the_merge() {
-        let body = answer(r#","read-restrictions":{"required-column-projections":[{"field-id":4,"action":"show-last-4"}]}"#);
+        let body =
+            answer(r#","read-restrictions":{"required-column-projections":[{"field-id":4,"action":"show-last-4"}]}"#);
         let out = inject(body.as_bytes(), &applied()).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert_eq!(text.matches("read-restrictions").count(), 1);

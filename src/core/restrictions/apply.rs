@@ -106,8 +106,7 @@ pub fn applicable(
     if restrictions.is_empty() {
         return None;
     }
-    let target =
-        Target::resolve(snap, OwnerIndex::empty(), catalog, namespace.levels(), Some((Leaf::Table, table)));
+    let target = Target::resolve(snap, OwnerIndex::empty(), catalog, namespace.levels(), Some((Leaf::Table, table)));
     let mut applied = Applied {
         table: format!("{catalog}.{}.{table}", namespace.levels().join(":")),
         entries: Vec::new(),
@@ -120,11 +119,7 @@ pub fn applicable(
             if r.unless_roles.iter().any(|role| active.contains(*role)) {
                 continue;
             }
-            applied.entries.push(Entry {
-                label: r.label(),
-                kind: r.kind.as_str(),
-                full_name: r.full_name.to_string(),
-            });
+            applied.entries.push(Entry { label: r.label(), kind: r.kind.as_str(), full_name: r.full_name.to_string() });
             if let Some(filter) = &r.row_filter {
                 applied.row_filter = Some(match applied.row_filter.take() {
                     None => filter.clone(),

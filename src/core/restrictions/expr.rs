@@ -17,11 +17,22 @@ pub enum Filter {
     Or(Box<Filter>, Box<Filter>),
     Not(Box<Filter>),
     /// `is-null`, `not-null`, `is-nan`, `not-nan`.
-    Unary { op: &'static str, column: ColumnPath },
+    Unary {
+        op: &'static str,
+        column: ColumnPath,
+    },
     /// `lt`, `lt-eq`, `gt`, `gt-eq`, `eq`, `not-eq`, `starts-with`, `not-starts-with`.
-    Compare { op: &'static str, column: ColumnPath, value: Value },
+    Compare {
+        op: &'static str,
+        column: ColumnPath,
+        value: Value,
+    },
     /// `in`, `not-in`.
-    Set { op: &'static str, column: ColumnPath, values: Vec<Value> },
+    Set {
+        op: &'static str,
+        column: ColumnPath,
+        values: Vec<Value>,
+    },
 }
 
 const UNARY: [&str; 4] = ["is-null", "not-null", "is-nan", "not-nan"];
@@ -235,8 +246,10 @@ mod tests {
         for (bad, says) in [
             (json!({"type": "eq", "term": "a"}), "needs `value` or `right`"),
             (json!({"type": "like", "term": "a", "value": 1}), "unknown expression type `like`"),
-            (json!({"type": "eq", "term": {"type": "transform", "transform": "day", "term": "a"}, "value": 1}),
-             "must name a column"),
+            (
+                json!({"type": "eq", "term": {"type": "transform", "transform": "day", "term": "a"}, "value": 1}),
+                "must name a column",
+            ),
             (json!({"type": "eq", "left": {"type": "reference", "id": 3}, "right": 1}), "not by field id"),
             (json!({"type": "in", "term": "a", "values": []}), "non-empty list"),
             (json!({"type": "eq", "term": "a", "value": null}), "not a literal"),

@@ -27,7 +27,8 @@ pub fn read_restrictions(applied: &Applied, schema: &Schema, upstream: Option<&V
     let mut ours: Vec<(i64, Action)> = Vec::with_capacity(applied.columns.len());
     for (path, action) in &applied.columns {
         let column = schema.resolve(path)?;
-        let upstream_entry = projections.iter_mut().find(|p| p.get("field-id").and_then(Value::as_i64) == Some(column.id));
+        let upstream_entry =
+            projections.iter_mut().find(|p| p.get("field-id").and_then(Value::as_i64) == Some(column.id));
         let action = match upstream_entry {
             Some(entry) => {
                 let theirs = entry.get("action").and_then(Value::as_str).unwrap_or("");
@@ -102,7 +103,8 @@ mod tests {
 
     #[test]
     fn names_become_field_ids() {
-        let a = applied(&[("email", Action::MaskAlphanum)], Some(json!({"type": "eq", "term": "region", "value": "EU"})));
+        let a =
+            applied(&[("email", Action::MaskAlphanum)], Some(json!({"type": "eq", "term": "region", "value": "EU"})));
         let got = read_restrictions(&a, &schema(), None).unwrap();
         assert_eq!(
             got,
