@@ -18,7 +18,7 @@ pub enum CaseError {
     Yaml(String),
     #[error("document {doc}: {message}")]
     Document { doc: usize, message: String },
-    #[error("document {doc}: case `{name}` expects nothing: give `status`, `credential` or `visible`")]
+    #[error("document {doc}: case `{name}` expects nothing: give `status`, `credential`, `visible` or `restrictions`")]
     NoExpectation { doc: usize, name: String },
     #[error("holds no cases")]
     Empty,
@@ -74,6 +74,10 @@ pub struct Expect {
     pub credential: Option<Credential>,
     /// The visible list entries, compared exactly and in order.
     pub visible: Option<Vec<Value>>,
+    /// The read restrictions that apply (docs/design.md §8): `none`, or an object whose keys
+    /// (`trusted`, `applied` — the entries' names in order —, `columns`, `row_filter`) are each
+    /// compared with `explain`'s `"restrictions"` when given.
+    pub restrictions: Option<Value>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -132,7 +136,7 @@ pub fn parse_file(text: &str) -> Result<Vec<Document>, CaseError> {
 
 impl Expect {
     fn is_empty(&self) -> bool {
-        self.status.is_none() && self.credential.is_none() && self.visible.is_none()
+        self.status.is_none() && self.credential.is_none() && self.visible.is_none() && self.restrictions.is_none()
     }
 }
 
@@ -203,5 +207,32 @@ pub fn run(snapshot: &Snapshot, case: &Case) -> Result<(), Mismatch> {
             problems.push(("visible", json_text(Some(visible)), json_text(got_visible.as_deref())));
         }
     }
+    if let Some(want) = &case.expect.restrictions {
+        restrictions_problems(want, got.restrictions.as_ref(), &mut problems);
+    }
     if problems.is_empty() { Ok(()) } else { Err(Mismatch { problems, reason: got.reason }) }
+}
+
+/// `expect.restrictions` against `explain`'s `"restrictions"`: `none`, or each key given.
+fn restrictions_problems(want: &Value, got: Option<&Value>, problems: &mut Vec<(&'static str, String, String)>) {
+    let shown = |v: Option<&Value>| v.map_or_else(|| "none".to_owned(), Value::to_string);
+    match (want, got) {
+        (Value::String(s), None) if s == "none" => {}
+        (Value::String(s), Some(got)) if s == "none" => problems.push(("restrictions", "none".into(), got.to_string())),
+        (Value::Object(keys), got) => {
+            for (key, expected) in keys {
+                let found = match (key.as_str(), got) {
+                    ("applied", Some(g)) => g.get("applied").and_then(Value::as_array).map(|entries| {
+                        Value::from(entries.iter().filter_map(|e| e.get("name").cloned()).collect::<Vec<_>>())
+                    }),
+                    (_, Some(g)) => g.get(key).cloned(),
+                    (_, None) => None,
+                };
+                if found.as_ref() != Some(expected) {
+                    problems.push(("restrictions", format!("{key} {expected}"), shown(found.as_ref())));
+                }
+            }
+        }
+        (other, got) => problems.push(("restrictions", other.to_string(), shown(got))),
+    }
 }

@@ -75,6 +75,10 @@ pub struct Explanation {
     pub reason: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub visible: Option<Vec<Box<RawValue>>>,
+    /// The read restrictions that apply (docs/design.md §8), absent when none does: added to
+    /// the §10 output without changing its other keys.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restrictions: Option<serde_json::Value>,
 }
 
 impl From<offline::Outcome> for Explanation {
@@ -86,6 +90,7 @@ impl From<offline::Outcome> for Explanation {
             credential: o.credential.filter(|_| forwarded).map(|s| s.as_str()),
             reason: o.reason,
             visible: o.visible.filter(|_| forwarded),
+            restrictions: o.restrictions.as_ref().map(crate::core::restrictions::Applied::to_json),
         }
     }
 }

@@ -69,23 +69,31 @@ pub struct Stop<R = Refused> {
     pub refusal: R,
     pub reason: String,
     pub operation: Option<OperationId>,
+    /// The read restrictions that applied, when they are why the request stopped (for
+    /// `explain`, docs/design.md §8).
+    pub restrictions: Option<Box<crate::core::restrictions::Applied>>,
 }
 
 impl<R: Answer> Stop<R> {
     pub fn new(refusal: R, reason: impl Into<String>, operation: Option<OperationId>) -> Self {
-        Self { refusal, reason: reason.into(), operation }
+        Self { refusal, reason: reason.into(), operation, restrictions: None }
     }
 
     pub fn plain(refusal: R, operation: Option<OperationId>) -> Self {
         let reason = refusal.message();
-        Self { refusal, reason, operation }
+        Self { refusal, reason, operation, restrictions: None }
     }
 }
 
 impl Stop {
     /// This stop, answered with `R`.
     pub fn lift<R: Answer>(self) -> Stop<R> {
-        Stop { refusal: R::from(self.refusal), reason: self.reason, operation: self.operation }
+        Stop {
+            refusal: R::from(self.refusal),
+            reason: self.reason,
+            operation: self.operation,
+            restrictions: self.restrictions,
+        }
     }
 }
 

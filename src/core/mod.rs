@@ -13,6 +13,7 @@ pub mod offline;
 pub mod ownership;
 pub mod policy;
 pub mod refused;
+pub mod restrictions;
 pub mod roles;
 pub mod sequence;
 pub mod text;

@@ -48,6 +48,9 @@ pub struct Outcome {
     pub visible: Option<Vec<Box<RawValue>>>,
     /// The active-roles value sent upstream; `None` for no header.
     pub upstream_active_roles: Option<String>,
+    /// The read restrictions that apply to a table operation, whether it was forwarded or
+    /// refused for them (docs/design.md §8).
+    pub restrictions: Option<crate::core::restrictions::Applied>,
 }
 
 impl Outcome {
@@ -60,6 +63,7 @@ impl Outcome {
             reason,
             visible: None,
             upstream_active_roles: None,
+            restrictions: None,
         }
     }
 
@@ -72,6 +76,7 @@ impl Outcome {
             reason,
             visible: None,
             upstream_active_roles: None,
+            restrictions: None,
         }
     }
 }
@@ -105,7 +110,11 @@ pub fn decide_with_answers<A: Answers>(
 ) -> Outcome {
     match run(snap, owners, settings, input, answers) {
         Ok(outcome) => outcome,
-        Err(stop) => Outcome::refused(stop.operation, stop.refusal.status(), stop.reason),
+        Err(stop) => {
+            let mut outcome = Outcome::refused(stop.operation, stop.refusal.status(), stop.reason);
+            outcome.restrictions = stop.restrictions.map(|r| *r);
+            outcome
+        }
     }
 }
 
@@ -134,6 +143,7 @@ fn run<A: Answers>(
         None => decided.reason,
     };
     let mut outcome = Outcome::forwarded(op, reason);
+    outcome.restrictions = decided.restrictions;
     let Some(narrowed) = &decided.narrowed else { return Ok(outcome) };
     // what the rewrite stage would do
     let subject = narrowed.subject(&input.principal.user).with_owners(owners);

@@ -88,6 +88,14 @@ pub enum Refused {
     List(ListError),
     #[error("a decision waited for an answer it should have had")]
     Unanswered,
+    /// A caller a read restriction applies to, whose client the policy does not trust to
+    /// enforce it (docs/design.md §8). Names the table the caller named, and no policy entry.
+    #[error(
+        "not authorized to {operation} `{table}`: the table has read restrictions (row filters or column masks) \
+         that this client is not trusted to enforce; read it through an engine the catalog's administrator lists \
+         as a restriction enforcer"
+    )]
+    Restricted { operation: OperationId, table: String },
 }
 
 fn denied(operation: OperationId, object: &str) -> String {
@@ -110,7 +118,8 @@ impl Refused {
             | Self::Rename { .. }
             | Self::Purge { .. }
             | Self::LocationOutside { .. }
-            | Self::NoNamespaceDirectory { .. } => 403,
+            | Self::NoNamespaceDirectory { .. }
+            | Self::Restricted { .. } => 403,
             Self::Location(_) => 400,
             Self::NotFound { .. } => 404,
             Self::Collides { .. } => 409,
@@ -133,7 +142,8 @@ impl Refused {
             | Self::Rename { .. }
             | Self::Purge { .. }
             | Self::LocationOutside { .. }
-            | Self::NoNamespaceDirectory { .. } => "ForbiddenException",
+            | Self::NoNamespaceDirectory { .. }
+            | Self::Restricted { .. } => "ForbiddenException",
             Self::Location(_) => "BadRequestException",
             Self::NotFound { view: true, .. } => "NoSuchViewException",
             Self::NotFound { view: false, .. } => "NoSuchTableException",

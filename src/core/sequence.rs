@@ -13,7 +13,8 @@ use crate::core::iceberg::{Namespace, OperationId, TableIdent};
 use crate::core::ownership::OwnerIndex;
 use crate::core::policy::Snapshot;
 use crate::core::policy::authorize::{self, Facts};
-use crate::core::refused::Answer;
+use crate::core::refused::{Answer, Refused};
+use crate::core::restrictions::{Applied, apply};
 use crate::core::roles::{Narrowed, Principal};
 use std::future::Future;
 
@@ -99,6 +100,9 @@ pub struct Decided {
     /// Why the body check allowed it, when there was a body to check.
     pub body_reason: Option<String>,
     pub body: Option<Body>,
+    /// The read restrictions that apply to a table operation (docs/design.md §8): only a caller
+    /// trusted to enforce them gets here with restrictions on an operation that reads data.
+    pub restrictions: Option<Applied>,
 }
 
 /// Runs the stages on `request`; the first stage that refuses answers (docs/design.md §5).
@@ -142,12 +146,20 @@ pub async fn sequence<A: Answers>(
         }
     };
 
+    // read restrictions the path alone decides (docs/design.md §8)
+    let mut restrictions = None;
+    if apply::table_of(&route, None).is_some() && route.operation != OperationId::SignRequest {
+        restrictions = restricted(snap, &route, None, &catalog, &narrowed, &request.principal.user)?;
+    }
+
     // inspect
     let rules = decide::name_rules(snap, settings, &catalog);
     let received = answers.body(op, settings.max_body_bytes).await?;
     let parsed = decide::inspect(&route, settings, &rules, &received).map_err(|e| decide::body_stop(e, op).lift())?;
     let Some(body) = parsed else {
-        return Ok(Decided::new(route, catalog, Some(narrowed), reason));
+        let mut decided = Decided::new(route, catalog, Some(narrowed), reason);
+        decided.restrictions = restrictions;
+        return Ok(decided);
     };
     answers.inspected(&route, &catalog, &body);
 
@@ -172,10 +184,15 @@ pub async fn sequence<A: Answers>(
             return Err(stop.lift());
         }
     }
+    // read restrictions of the table a body names, or of a sign request that reads
+    if matches!(op, OperationId::SignRequest | OperationId::CreateTable | OperationId::RegisterTable) {
+        restrictions = restricted(snap, &route, Some(&body), &catalog, &narrowed, &request.principal.user)?;
+    }
     if let Body::SignRequest(sign) = &body {
         answers.sign_location(&route, &narrowed, sign).await?;
     }
     let mut decided = Decided::new(route, catalog, Some(narrowed), reason);
+    decided.restrictions = restrictions;
     decided.body_reason = Some(body_reason);
     decided.body = Some(body);
     Ok(decided)
@@ -183,8 +200,39 @@ pub async fn sequence<A: Answers>(
 
 impl Decided {
     fn new(route: Route, catalog: String, narrowed: Option<Narrowed>, reason: String) -> Self {
-        Self { route, catalog, narrowed, reason, body_reason: None, body: None }
+        Self { route, catalog, narrowed, reason, body_reason: None, body: None, restrictions: None }
     }
+}
+
+/// The read restrictions that apply to the request's table; a stop when one applies to an
+/// operation that reads data and the caller is not trusted to enforce it (docs/design.md §8).
+/// Active roles lift restrictions, so narrowing can only add them; ownership lifts none.
+fn restricted<R: Answer>(
+    snap: &Snapshot,
+    route: &Route,
+    body: Option<&Body>,
+    catalog: &str,
+    narrowed: &Narrowed,
+    user: &str,
+) -> Result<Option<Applied>, Stop<R>> {
+    let Some((namespace, table)) = apply::table_of(route, body) else { return Ok(None) };
+    let Some(applied) = apply::applicable(snap, (catalog, namespace, table), user, &narrowed.groups, &narrowed.active)
+    else {
+        return Ok(None);
+    };
+    if applied.trusted || !apply::reads_data(route.operation, body) {
+        return Ok(Some(applied));
+    }
+    let refusal = Refused::Restricted { operation: route.operation, table: format!("{namespace}.{table}") };
+    let labels: Vec<String> = applied.entries.iter().map(|e| e.label.clone()).collect();
+    let reason = format!(
+        "{}: read restrictions apply ({}) and the caller is not a restriction enforcer",
+        refusal,
+        labels.join(", ")
+    );
+    let mut stop = Stop::new(refusal, reason, Some(route.operation)).lift();
+    stop.restrictions = Some(Box::new(applied));
+    Err(stop)
 }
 
 /// Runs a sequence whose answers are all at hand (offline, or recorded from a served request)

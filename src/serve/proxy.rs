@@ -162,9 +162,18 @@ async fn pipeline(
     // rewrite
     let mut entries = ListKind::for_operation(op).map(|kind| EntryFilter::new(snap, &subject, catalog, kind));
     let visible = |entry: &Entry| entries.as_mut().is_some_and(|f| f.visible(entry));
+    // a trusted reader's loadTable-like answer carries the read restrictions (docs/design.md §8)
+    let restrictions =
+        decided.restrictions.as_ref().filter(|r| r.trusted && crate::core::restrictions::apply::answers_with_table(op));
     let vend = action.and_then(|action| {
         Vend::of(action, (route, decided.body.as_ref()), (catalog, &principal.user), cx, &parts.headers)
+            .map(|v| v.restricted(restrictions))
     });
+    if let (Some(applied), None) = (restrictions, &vend) {
+        // an answer that would carry restrictions never passes without them (fail closed)
+        let message = format!("not authorized to {op} `{}`: its read restrictions cannot be issued", applied.table);
+        return Err(Stop::plain(crate::error::Refusal::forbidden(message), Some(op)));
+    }
     let follow_up = FollowUp { caller: &parts.headers, out: &out };
     cx.sign = sign;
     let (response, done) = rewrite::respond(shared, route, vend.into(), response, visible, follow_up, cx).await?;

@@ -3,7 +3,7 @@
 # tests/e2e/clients.py with PyIceberg and DuckDB through icegate, and stops both (`--clients-only`,
 # the demo, ends there). Then owners.sh (ownership by creation), credentials.sh (vending against the dev catalog), downscope.sh
 # (s3-downscope against moto), signing.sh (remote signing against moto), local_signer.sh (icegate as the
-# signer, against moto), spark.sh (Spark SQL)
+# signer, against moto), restrictions.sh (read restrictions with a reference reader), spark.sh (Spark SQL)
 # and report.sh (the access report in headless Chromium), each with its own processes.
 # Exits non-zero on any failure.
 set -euo pipefail
@@ -42,6 +42,9 @@ bash "$ROOT/tests/e2e/signing.sh"
 # icegate as the signer in front of the dev catalog (which neither vends nor signs), against moto:
 # its own moto, dev catalog and icegate.
 bash "$ROOT/tests/e2e/local_signer.sh"
+# Read restrictions (docs/design.md §8): the enforcer's loadTable, a reference reader applying
+# them, an exempt user, an untrusted client, and a schema evolution: its own catalog and icegates.
+bash "$ROOT/tests/e2e/restrictions.sh"
 # Spark SQL through icegate (PySpark 3.5, Iceberg 1.10.2 runtime): its own dev catalog and icegate.
 bash "$ROOT/tests/e2e/spark.sh"
 # The access report (`icegate report`) in headless Chromium: the DOM, its filters, a screenshot.

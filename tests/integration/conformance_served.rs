@@ -31,6 +31,9 @@ struct Script {
     sign_table: Option<(String, String)>,
     /// The `location` property of every namespace loaded that is not the case's object.
     namespace_location: String,
+    /// A load-table answer whose current schema has every column the policy's read
+    /// restrictions name, for a policy that has some (docs/design.md §8).
+    table_answer: Option<String>,
 }
 
 /// A directory no location of the corpus lies in: the served stand-in for "not known".
@@ -54,7 +57,10 @@ fn answer(script: &Script, r: &Recorded) -> Reply {
             None if script.path.ends_with("/tables") || script.path.ends_with("/views") => {
                 Reply::json(200, json!({"identifiers": []}))
             }
-            None => Reply::ok(),
+            None => match &script.table_answer {
+                Some(table) if script.path.contains("/tables/") => Reply::raw(200, table),
+                _ => Reply::ok(),
+            },
         },
         "GET" => match &script.sign_table {
             Some((table, answer)) if comparable(&r.target) == *table => Reply::raw(200, answer),
@@ -78,6 +84,65 @@ fn sign_table(case: &Value) -> Option<(String, String)> {
         json!({"format-version": 2, "table-uuid": "u", "location": location, "properties": {}, "schemas": []});
     let answer = json!({"metadata-location": format!("{location}/metadata/1.json"), "metadata": metadata});
     Some((table, answer.to_string()))
+}
+
+/// Every column a policy's read restrictions name (their `columns` and the terms of their row
+/// filters), as dotted paths.
+fn restricted_columns(policy: &Value) -> Vec<String> {
+    fn terms(filter: &Value, out: &mut Vec<String>) {
+        match filter {
+            Value::Object(o) => {
+                for (k, v) in o {
+                    match (k.as_str(), v) {
+                        ("term", Value::String(name)) => out.push(name.clone()),
+                        ("name", Value::String(name)) if o.get("type") == Some(&json!("reference")) => {
+                            out.push(name.clone())
+                        }
+                        _ => terms(v, out),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|i| terms(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for r in policy["restrictions"].as_array().into_iter().flatten() {
+        out.extend(r["columns"].as_object().into_iter().flat_map(|c| c.keys().cloned()));
+        terms(&r["row_filter"], &mut out);
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// A load-table answer whose current schema holds `columns` (optional strings, nested ones
+/// as structs), for the served path to resolve read restrictions against.
+fn table_answer(columns: &[String]) -> Option<String> {
+    if columns.is_empty() {
+        return None;
+    }
+    let mut next_id = 0;
+    fn insert(fields: &mut Vec<Value>, parts: &[&str], next_id: &mut i64) {
+        let Some((first, rest)) = parts.split_first() else { return };
+        let at = fields.iter().position(|f| f["name"] == json!(first)).unwrap_or_else(|| {
+            *next_id += 1;
+            let ty = if rest.is_empty() { json!("string") } else { json!({"type": "struct", "fields": []}) };
+            fields.push(json!({"id": *next_id, "name": first, "required": false, "type": ty}));
+            fields.len() - 1
+        });
+        if let Some(inner) = fields[at].get_mut("type").and_then(|t| t.get_mut("fields")).and_then(Value::as_array_mut)
+        {
+            insert(inner, rest, next_id);
+        }
+    }
+    let mut fields = Vec::new();
+    for c in columns {
+        insert(&mut fields, &c.split('.').collect::<Vec<_>>(), &mut next_id);
+    }
+    let metadata = json!({"format-version": 2, "table-uuid": "u", "location": "s3://bucket/t", "properties": {},
+        "current-schema-id": 0, "schemas": [{"schema-id": 0, "type": "struct", "fields": fields}]});
+    Some(json!({"metadata-location": "s3://bucket/t/metadata/1.json", "metadata": metadata}).to_string())
 }
 
 /// The corpus names a sign request's object as `s3://bucket/key`; a client sends the HTTPS URL
@@ -125,6 +190,7 @@ async fn run_case(policy: &str, case: &Value) -> Result<(), String> {
         list_response: case.get("list_response").cloned(),
         sign_table: sign_table(case),
         namespace_location: case.get("namespace_location").and_then(Value::as_str).unwrap_or(NO_DIRECTORY).to_owned(),
+        table_answer: table_answer(&restricted_columns(&serde_json::from_str(policy).unwrap_or_default())),
     }));
     let scripted = Arc::clone(&script);
     let upstream = FakeUpstream::start(move |r: &Recorded| answer(&scripted.lock().unwrap(), r)).await;
@@ -166,6 +232,19 @@ async fn run_case(policy: &str, case: &Value) -> Result<(), String> {
             .and_then(|v| v.as_object()?.iter().find(|(k, _)| *k != "next-page-token").map(|(_, list)| list.clone()));
         if listed.as_ref() != Some(visible) {
             problems.push(format!("expected visible {visible}, got {}", a.text()));
+        }
+    }
+    // the served answer carries read restrictions exactly when explain says a trusted reader's
+    // loadTable has some (docs/design.md §8)
+    if let Some(want) = expect.get("restrictions")
+        && a.status == 200
+        && method == "GET"
+    {
+        let carried =
+            serde_json::from_slice::<Value>(&a.body).ok().is_some_and(|v| v.get("read-restrictions").is_some());
+        let expected = want.get("trusted") == Some(&json!(true));
+        if carried != expected {
+            problems.push(format!("expected read-restrictions {expected}, got {}", a.text()));
         }
     }
     match problems.is_empty() {

@@ -33,6 +33,8 @@ mod policy_tools;
 mod properties;
 mod reload;
 mod reload_memory;
+mod restrictions;
+mod restrictions_props;
 mod roles;
 mod serve;
 mod shutdown;

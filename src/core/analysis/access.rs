@@ -277,6 +277,16 @@ impl Holder {
         &self.groups
     }
 
+    /// The user's name; empty for a group asked on its own.
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    /// Every held role: all are active in the analyses.
+    pub fn held_set(&self) -> &RoleSet {
+        &self.held
+    }
+
     /// With every held role active and ownership on (docs/design.md §10).
     fn subject(&self) -> Subject<'_> {
         Subject {

@@ -9,8 +9,10 @@
 
 use super::access::{Answer, Holder, ObjectKey, Right, State, SubjectRef, answer, state};
 use super::reach::{Asking, Facts, Universe, role_names};
+use super::restricted::{Restricted, reaches_data, restricted};
 use crate::core::policy::Snapshot;
 use crate::core::policy::eval::Target;
+use crate::core::policy::model::Privilege;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
@@ -22,17 +24,25 @@ pub struct Change {
     pub right: Right,
     pub before: State,
     pub after: State,
+    /// Whether reading the object's data is read-restricted for the subject before and after
+    /// (docs/design.md §8), when that differs.
+    pub restricted: Option<(bool, bool)>,
 }
 
-/// `{"subject", "privilege", "object", "before", "after"}` (docs/design.md §10).
+/// `{"subject", "privilege", "object", "before", "after"}` (docs/design.md §10), and
+/// `"restricted": {"before", "after"}` when read restrictions changed for it (an added key:
+/// a change of restrictions alone is a line whose `before` and `after` are both `allow`).
 impl Serialize for Change {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut c = s.serialize_struct("Change", 5)?;
+        let mut c = s.serialize_struct("Change", 6)?;
         c.serialize_field("subject", &self.subject.label())?;
         c.serialize_field("privilege", self.right.as_str())?;
         c.serialize_field("object", &self.object)?;
         c.serialize_field("before", self.before.as_str())?;
         c.serialize_field("after", self.after.as_str())?;
+        if let Some((before, after)) = self.restricted {
+            c.serialize_field("restricted", &serde_json::json!({ "before": before, "after": after }))?;
+        }
         c.end()
     }
 }
@@ -69,9 +79,15 @@ impl<'s> Targets<'s> {
         answer(snap, holder, right, self.target(object))
     }
 
-    fn state(&mut self, holder: &Holder, right: Right, object: u32) -> State {
+    pub(crate) fn state(&mut self, holder: &Holder, right: Right, object: u32) -> State {
         let snap = self.snap;
         state(snap, holder, right, self.target(object))
+    }
+
+    /// The read restrictions on the object's data for `holder`.
+    pub(crate) fn restricted(&mut self, holder: &Holder, object: u32) -> Option<Restricted> {
+        let snap = self.snap;
+        restricted(snap, holder, self.target(object))
     }
 }
 
@@ -114,12 +130,50 @@ pub fn diff(old: &Snapshot, new: &Snapshot) -> Vec<Change> {
             universe.reached_by_owned(&o_new, &mut asked);
             found.extend(compare(asked, &h_old, &h_new, &mut before, &mut after));
         }
+        // restrictions: every data right on an object restrictions are on, in either policy
+        let mut asked = Vec::new();
+        universe.reached_by_roles(&facts_old, &role_names(old, &h_old), &mut asked);
+        universe.reached_by_roles(&facts_new, &role_names(new, &h_new), &mut asked);
+        universe.reached_by_owned(&facts_old.owned(subject, &h_old), &mut asked);
+        universe.reached_by_owned(&facts_new.owned(subject, &h_new), &mut asked);
+        // a restriction on a schema or catalog changes reads of every table below it: the
+        // object it is on is asked too
+        for snap in [old, new] {
+            for r in &snap.restrictions().list {
+                let key = ObjectKey { kind: r.kind, full_name: r.full_name.clone() };
+                if let Ok(id) = universe.objects.binary_search_by(|o| o.key.cmp(&key)) {
+                    asked.push((Right::Privilege(Privilege::SelectTable), id as u32));
+                }
+            }
+        }
+        asked.retain(|(right, _)| reaches_data(*right));
+        asked.sort_unstable();
+        asked.dedup();
+        let mut restricted_changes: Vec<(Right, u32, (bool, bool))> = Vec::new();
+        if !old.restrictions().is_empty() || !new.restrictions().is_empty() {
+            for (right, object) in asked {
+                let (b, a) = (before.state(&h_old, right, object), after.state(&h_new, right, object));
+                if b != State::Allow && a != State::Allow {
+                    continue;
+                }
+                let r = (before.restricted(&h_old, object).is_some(), after.restricted(&h_new, object).is_some());
+                if r.0 != r.1 {
+                    if a == b {
+                        found.push((right, object, b, a));
+                    }
+                    restricted_changes.push((right, object, r));
+                }
+            }
+        }
+        found.sort_unstable();
+        found.dedup();
         changes.extend(found.into_iter().map(|(right, object, b, a)| Change {
             subject: subject.clone(),
             object: universe.object(object).key.clone(),
             right,
             before: b,
             after: a,
+            restricted: restricted_changes.iter().find(|(r, o, _)| *r == right && *o == object).map(|(_, _, r)| *r),
         }));
     }
     changes.sort();

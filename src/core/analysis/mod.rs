@@ -7,4 +7,5 @@ pub mod access;
 pub mod diff;
 pub mod reach;
 pub mod report;
+pub mod restricted;
 pub mod who_can;

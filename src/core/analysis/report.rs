@@ -6,6 +6,7 @@
 use super::access::{Answer, Holder, Right, State, SubjectRef};
 use super::diff::Targets;
 use super::reach::{Asking, Facts, Universe, role_names};
+use super::restricted::reaches_data;
 use crate::core::policy::Snapshot;
 use crate::core::policy::model::ObjectType;
 use serde_json::{Value, json};
@@ -76,7 +77,17 @@ pub fn data(new: Labelled<'_>, old: Option<Labelled<'_>>) -> Value {
             if now.state == State::None && before.as_ref().is_none_or(|b| b.state == State::None) {
                 continue;
             }
-            let mut entry = vec![Value::from(right.as_str()), state_json(&now, right)];
+            let mut now_json = state_json(&now, right);
+            // read-restricted access says so beside what gives it (docs/design.md §8)
+            if now.state == State::Allow
+                && reaches_data(right)
+                && let Some(r) = targets_new.restricted(&h_new, object)
+                && let Some(via) = now_json.get_mut(1)
+            {
+                let text = via.as_str().map_or_else(|| r.text(), |v| format!("{v}; {}", r.text()));
+                *via = Value::from(text);
+            }
+            let mut entry = vec![Value::from(right.as_str()), now_json];
             if let Some(b) = &before {
                 entry.push(state_json(b, right));
             }

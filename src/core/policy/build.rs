@@ -30,12 +30,16 @@ impl Builder {
         Self { hash, errors: Vec::new(), warnings: Vec::new(), file: PathBuf::new(), denies: Vec::new() }
     }
 
-    fn error(&mut self, line: u64, message: String) {
+    pub(super) fn error(&mut self, line: u64, message: String) {
         self.errors.push(Diagnostic { file: self.file.clone(), line, message });
     }
 
-    fn warn(&mut self, line: u64, message: String) {
+    pub(super) fn warn(&mut self, line: u64, message: String) {
         self.warnings.push(Diagnostic { file: self.file.clone(), line, message });
+    }
+
+    pub(super) fn errors_len(&self) -> usize {
+        self.errors.len()
     }
 
     fn at(&mut self, file: &Path) {
@@ -59,6 +63,7 @@ impl Builder {
             groups: Vec::new(),
             group_ids: FxHashMap::default(),
             nodes: vec![Node { kind: Some(ObjectType::Metalake), ..Node::default() }],
+            restrictions: Default::default(),
             stats: Stats::default(),
             hash: std::mem::take(&mut self.hash),
         };
@@ -90,6 +95,10 @@ impl Builder {
         for (path, file) in &files {
             self.at(path);
             self.owners(file, &mut snap, &mut owned);
+        }
+        for (path, file) in &files {
+            self.at(path);
+            self.restrictions(file, &mut snap);
         }
         if !self.errors.is_empty() {
             return Err(LoadError::Invalid(self.errors));
@@ -402,7 +411,7 @@ impl Builder {
     }
 
     /// The node for an Iceberg object; `None` for the types no Iceberg operation checks.
-    fn node(snap: &mut Snapshot, ty: ObjectType, name: &FullName) -> Option<NodeId> {
+    pub(super) fn node(snap: &mut Snapshot, ty: ObjectType, name: &FullName) -> Option<NodeId> {
         let schema = |snap: &mut Snapshot, c: &str, levels: &[String]| {
             let mut id = Self::child(snap, ROOT, ObjectType::Catalog, c);
             for level in levels {
@@ -424,7 +433,12 @@ impl Builder {
         }
     }
 
-    fn object(&mut self, snap: &Snapshot, kind: &Word<ObjectType>, full: &Text) -> Option<(ObjectType, FullName)> {
+    pub(super) fn object(
+        &mut self,
+        snap: &Snapshot,
+        kind: &Word<ObjectType>,
+        full: &Text,
+    ) -> Option<(ObjectType, FullName)> {
         let ty = match &kind.value {
             Ok(ty) => *ty,
             Err(text) => {

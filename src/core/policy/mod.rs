@@ -13,6 +13,7 @@ mod located;
 pub mod model;
 pub(crate) mod names;
 mod raw;
+mod restrict;
 pub mod rules;
 pub mod snapshot;
 

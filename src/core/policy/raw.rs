@@ -32,6 +32,41 @@ pub struct File {
     pub roles: Vec<Role>,
     #[serde(default)]
     pub owners: Vec<Owner>,
+    #[serde(default)]
+    pub restrictions: Vec<Restriction>,
+    pub restriction_enforcers: Option<Enforcers>,
+}
+
+/// One entry of `restrictions` (docs/design.md §8 "Read restrictions"). The filter and the
+/// columns are read whole, with their line, and checked by the builder.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Restriction {
+    pub name: Option<Text>,
+    pub object: RestrictedObject,
+    #[serde(default)]
+    pub unless_roles: Vec<Text>,
+    pub row_filter: Option<Located<serde_json::Value>>,
+    pub columns: Option<Located<serde_json::Map<String, serde_json::Value>>>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RestrictedObject {
+    #[serde(rename = "type")]
+    pub kind: Word<ObjectType>,
+    #[serde(rename = "fullName")]
+    pub full_name: Text,
+}
+
+/// `restriction_enforcers`: the users and groups trusted to apply read restrictions.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Enforcers {
+    #[serde(default)]
+    pub users: Vec<Text>,
+    #[serde(default)]
+    pub groups: Vec<Text>,
 }
 
 /// One entry of `catalogs` (docs/design.md §2): a prefix the catalog is reached by (its name when

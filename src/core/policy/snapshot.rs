@@ -7,11 +7,16 @@
 //! - `Node::grants` is sorted by (privilege, condition, role) with no duplicates;
 //! - `allow_mask`/`deny_mask` have bit `p` set iff the node has an ALLOW/DENY grant of `p`;
 //! - every role list of a user or group is free of duplicates, in the order the policy lists it;
-//! - a node exists for every ancestor of every node (node 0 is the metalake).
+//! - a node exists for every ancestor of every node (node 0 is the metalake);
+//! - every index in `Restrictions::on` indexes `Restrictions::list`, each restriction is listed
+//!   under its own node only, in policy order, and its `node` is a metalake, catalog, schema or
+//!   table node.
 
 use super::model::{Condition, ObjectType, OwnerType, Privilege};
+use crate::core::restrictions::action::{Action, ColumnPath};
+use crate::core::restrictions::expr::Filter;
 use compact_str::CompactString;
-use rustc_hash::{FxBuildHasher, FxHashMap};
+use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 
 macro_rules! id_type {
     ($name:ident) => {
@@ -148,6 +153,59 @@ pub struct Group {
     pub narrowing: Narrowing,
 }
 
+/// One entry of `restrictions` (docs/design.md §8 "Read restrictions"): on a table or anything
+/// above it, lifted by any of `unless_roles` when active.
+#[derive(Debug)]
+pub struct Restriction {
+    /// The entry's optional `name`, for `explain` and the log.
+    pub name: Option<Box<str>>,
+    pub kind: ObjectType,
+    pub full_name: Box<str>,
+    pub node: NodeId,
+    pub unless_roles: Vec<RoleId>,
+    pub row_filter: Option<Filter>,
+    /// In the policy's order; each path once.
+    pub columns: Vec<(ColumnPath, Action)>,
+}
+
+impl Restriction {
+    /// How an operator reads which entry this is: its name, else its object.
+    pub fn label(&self) -> String {
+        match &self.name {
+            Some(name) => name.to_string(),
+            None => format!("{} `{}`", self.kind.as_str(), self.full_name),
+        }
+    }
+}
+
+/// The policy's read restrictions, indexed by the node they are on, so that a decision finds
+/// those of a table by walking the chain it already resolved; and who is trusted to enforce
+/// them (`restriction_enforcers`).
+#[derive(Debug, Default)]
+pub struct Restrictions {
+    pub list: Vec<Restriction>,
+    pub on: FxHashMap<NodeId, Vec<u32>>,
+    pub enforcer_users: FxHashSet<Box<str>>,
+    pub enforcer_groups: FxHashSet<Box<str>>,
+}
+
+impl Restrictions {
+    /// The restrictions on `node`, in policy order.
+    pub fn on(&self, node: NodeId) -> impl Iterator<Item = &Restriction> {
+        let ids = if self.on.is_empty() { None } else { self.on.get(&node) };
+        ids.into_iter().flatten().filter_map(|i| self.list.get(*i as usize))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Whether `user`, or one of `groups`, is trusted to enforce read restrictions.
+    pub fn trusts(&self, user: &str, groups: &[Box<str>]) -> bool {
+        self.enforcer_users.contains(user) || groups.iter().any(|g| self.enforcer_groups.contains(g))
+    }
+}
+
 /// Counts shown by `icegate check` (docs/design.md §10).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -196,6 +254,7 @@ pub struct Snapshot {
     pub(crate) groups: Vec<Group>,
     pub(crate) group_ids: FxHashMap<Box<str>, GroupId>,
     pub(crate) nodes: Vec<Node>,
+    pub(crate) restrictions: Restrictions,
     pub(crate) stats: Stats,
     pub(crate) hash: String,
 }
@@ -211,6 +270,11 @@ impl Snapshot {
 
     pub fn stats(&self) -> Stats {
         self.stats
+    }
+
+    /// The read restrictions and their enforcers (docs/design.md §8).
+    pub fn restrictions(&self) -> &Restrictions {
+        &self.restrictions
     }
 
     /// `sha256:` + hex SHA-256 of the policy files' bytes in load order (docs/design.md §9).

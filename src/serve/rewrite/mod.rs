@@ -8,6 +8,7 @@ pub mod body;
 mod config;
 mod errors;
 mod list;
+mod restrict;
 
 pub use body::{MAX_PAGES_WITHOUT_SIZE, MAX_REWRITE_BYTES, RewriteError, collect};
 pub use config::clean_config;
@@ -54,6 +55,8 @@ pub struct Vend<'a> {
     active_roles: Vec<String>,
     /// The request asked for vended credentials (`X-Iceberg-Access-Delegation`).
     asked: bool,
+    /// The read restrictions a trusted reader's answer carries (docs/design.md §8).
+    restrictions: Option<&'a crate::core::restrictions::Applied>,
 }
 
 impl<'a> Vend<'a> {
@@ -78,7 +81,14 @@ impl<'a> Vend<'a> {
             staged: created.staged,
             active_roles: cx.active_roles.clone().unwrap_or_default(),
             asked: asks_for_vended_credentials(caller),
+            restrictions: None,
         })
+    }
+
+    /// The answer carries `restrictions`, when there are any: only a caller trusted to
+    /// enforce them gets here with some (docs/design.md §8).
+    pub fn restricted(self, restrictions: Option<&'a crate::core::restrictions::Applied>) -> Self {
+        Self { restrictions, ..self }
     }
 
     fn caller(&self) -> vending::Caller<'_> {
@@ -229,6 +239,10 @@ async fn vended(
     bytes: Bytes,
     FollowUp { caller, out }: FollowUp<'_>,
 ) -> Result<(crate::core::credentials::response::Chunks, Action), Stop> {
+    let bytes = match vend.restrictions {
+        Some(applied) => restrict::restricted(&bytes, applied, op)?,
+        None => bytes,
+    };
     if let Some(table) = &vend.staged
         && let Some(location) = staged::assigned_location(&bytes)
     {
