@@ -147,7 +147,9 @@ EOF
 # loader, at the paths ldd prints (symlinks resolved).
 copy_libs() {
   local staging="$1" lib; shift
-  for lib in $(ldd "$@" 2>/dev/null | grep -o '/[^ ]*\.so[^ ]*' | sort -u); do
+  # `NAME => PATH (ADDR)` lines, and the loader's `PATH (ADDR)`; not the `FILE:` headers ldd
+  # prints when given several files
+  for lib in $(ldd "$@" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// && NF == 2 {print $1}' | sort -u); do
     case "$lib" in "$staging"/*) continue ;; esac
     install -D -m 0755 "$(readlink -f "$lib")" "$staging$lib"
   done
