@@ -29,11 +29,16 @@ What the full run does, in order:
      s3-downscope and remote signing against moto, and Spark SQL, each through icegate to the
      dev catalog (remote signing to a small catalog and signer of the test's own)
   7. tests/readme/follow.sh: the README's demo command in a fresh clone
-  8. scripts/fuzz.sh: each fuzz target for 20 s
+  8. tests/pod/run.sh: the container images built with podman (scripts/image.sh: the release
+     binary, fat LTO, is most of it) and the sidecar manifests run as a pod with
+     `podman kube play`, driven with PyIceberg through the pod's published ports
+  9. scripts/fuzz.sh: each fuzz target for 20 s
 
 What it installs when missing (it runs as root, or with sudo for apt-get):
   - Debian packages, with apt-get: postgresql (step 2); openjdk-17-jdk-headless, Jackson,
-    httpcore5, ASM, SLF4J and the SQLite JDBC driver for the dev catalog (steps 4-7)
+    httpcore5, ASM, SLF4J and the SQLite JDBC driver for the dev catalog (steps 4-8); podman,
+    runc, catatonit and ca-certificates (step 8), which also writes
+    /etc/containers/containers.conf when it is missing (runc, cgroupfs, ulimits)
   - pinned Python packages with pip, in virtual environments under target/: pyiceberg, pyarrow,
     duckdb (steps 4, 6, 7); moto (6); pyiceberg with s3fs (6); pyspark 3.5.9 and the Iceberg
     1.10.2 runtime jar (6); the Iceberg jar of the dev catalog comes from a pinned,
@@ -71,6 +76,8 @@ step bash deploy/dev-catalog/smoke.sh
 step bash tests/names/run.sh
 step bash tests/e2e/run.sh
 step bash tests/readme/follow.sh
+# the image built here and the sidecar manifests run as a pod (podman), docs/deploy.md
+step bash tests/pod/run.sh
 # each fuzz target for 20 s on its committed corpus (--long for a real run)
 step bash scripts/fuzz.sh
 echo "== test.sh: everything passed in $SECONDS s" >&2

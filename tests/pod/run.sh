@@ -98,13 +98,14 @@ uids="$(awk '/^Uid:/ {print $2, $3, $4, $5}' "/proc/$pid/status")"
 [ "$uids" = "65532 65532 65532 65532" ] || fail "icegate runs as uid $uids"
 [ "$(awk '/^CapEff:/ {print $2}' "/proc/$pid/status")" = 0000000000000000 ] || fail "icegate has capabilities"
 [ "$(awk '/^NoNewPrivs:/ {print $2}' "/proc/$pid/status")" = 1 ] || fail "icegate may gain privileges"
+[ "$(awk '/^Seccomp:/ {print $2}' "/proc/$pid/status")" = 2 ] || fail "icegate runs without a seccomp filter"
 [ "$(awk '$2 == "/" {print $4}' "/proc/$pid/mounts" | cut -d, -f1)" = ro ] || fail "icegate's root filesystem is writable"
 [ "$(podman inspect -f '{{.HostConfig.ReadonlyRootfs}}' "$ICEGATE_CTR")" = true ] || fail "ReadonlyRootfs"
 store="$(podman volume inspect -f '{{.Mountpoint}}' iceberg-catalog-icegate-owners)/owners.db"
 [ "$(stat -c %u:%g "$store")" = 65532:65532 ] || fail "the ownership store is not icegate's: $(stat -c %u:%g "$store")"
 owners="$(podman exec "$ICEGATE_CTR" /usr/local/bin/icegate owners list --config /etc/icegate/config/icegate.toml)"
 grep -q 'events.*bob' <<<"$owners" && grep -q 'by_alice.*alice' <<<"$owners" || fail "icegate owners list: $owners"
-ok "icegate runs as 65532 with no capabilities, no new privileges, a read-only root; its store (owned by 65532) holds the creators"
+ok "icegate runs as 65532 with no capabilities, no new privileges, seccomp, a read-only root; its store (owned by 65532) holds the creators"
 
 # --- 3. readiness follows the catalog ----------------------------------------------------------
 podman stop -t 10 "$CATALOG_CTR" >/dev/null
