@@ -11,7 +11,7 @@ usage: bash scripts/test.sh [--quick | --help]
   (no option)  everything CI runs (.ci/run): about 20 minutes on an idle 2-core machine with the
                crates already built; about 30 from a fresh clone (crates, Debian packages,
                Python wheels, cargo-fuzz), plus step 8's optimized release build (fat LTO:
-               600 s of CPU, 5 to 10 minutes idle, up to 25 on a busy machine)
+               600 s of CPU: an estimated 5 to 10 minutes idle, 18 to 25 measured on a busy machine)
   --quick      clippy, the unit tests and the integration binary; no end-to-end test, nothing
                installed: about 3 minutes once built
   --help       this text; runs nothing
