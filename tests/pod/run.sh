@@ -75,6 +75,9 @@ until_ready() {
 status() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 pyiceberg() { "$VENV/bin/python" "$HERE/pod.py" "$URL" "$1" || fail "pod.py $1"; }
 
+# --- 0. the image is the Dockerfile's -------------------------------------------------------
+python3 "$HERE/image_config.py" "$ROOT/deploy/Dockerfile" "localhost/icegate:$VERSION" >&2
+
 # --- 1. the pod as the manifests describe it ------------------------------------------------
 seconds="$(play)"
 log "pod played; /readyz 200 after $seconds s (both containers, from \`podman kube play\`)"
