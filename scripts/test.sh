@@ -10,8 +10,8 @@ usage: bash scripts/test.sh [--quick | --help]
 
   (no option)  everything CI runs (.ci/run): about 20 minutes on an idle 2-core machine with the
                crates already built; about 30 from a fresh clone (crates, Debian packages,
-               Python wheels, cargo-fuzz), plus step 8's optimized release build (fat LTO:
-               600 s of CPU: an estimated 5 to 10 minutes idle, 18 to 25 measured on a busy machine)
+               Python wheels, cargo-fuzz), plus step 8 (about 7 minutes: the optimized
+               release build took 6 at rest, 18 to 25 on a machine busy with other builds)
   --quick      clippy, the unit tests and the integration binary; no end-to-end test, nothing
                installed: about 3 minutes once built
   --help       this text; runs nothing
