@@ -118,8 +118,10 @@ fn strings(v: &Value) -> Vec<String> {
 }
 
 mod dockerfile;
+mod image_script;
 mod tests;
 use dockerfile::*;
+use image_script::*;
 
 // ---------------------------------------------------------------------------------------------
 // The pod
@@ -515,15 +517,30 @@ impl Pod<'_> {
         Ok(())
     }
 
-    /// The grace period covers the preStop pause and icegate's drain (`shutdown_grace_seconds`).
+    /// The grace period covers the preStop pause and icegate's drain (`shutdown_grace_seconds`),
+    /// and every other container of the pod (the sidecar's catalog) serves until icegate has
+    /// drained: the kubelet stops them all at once, so only their own preStop pause keeps them up.
     fn shutdown(&self, config: &Config, p: &mut Vec<String>) {
-        let pause = self.icegate["lifecycle"]["preStop"]["sleep"]["seconds"].as_u64().unwrap_or(0);
+        let pause_of = |c: &Value| c["lifecycle"]["preStop"]["sleep"]["seconds"].as_u64().unwrap_or(0);
+        let pause = pause_of(self.icegate);
         let grace = self.spec["terminationGracePeriodSeconds"].as_u64().unwrap_or(30);
         let drain = config.shutdown_grace_seconds;
         if grace < pause + drain {
             p.push(format!(
                 "terminationGracePeriodSeconds {grace} is shorter than preStop {pause} s + `shutdown_grace_seconds` {drain} s"
             ));
+        }
+        for other in self.containers.iter().filter(|c| c["name"] != "icegate") {
+            let name = &other["name"];
+            let stays = pause_of(other);
+            if stays < pause + drain {
+                p.push(format!(
+                    "container {name} stops {stays} s into the pod's termination, before icegate's preStop {pause} s and drain {drain} s end: requests still draining would get 502"
+                ));
+            }
+            if stays >= grace {
+                p.push(format!("container {name}: its preStop pause {stays} s does not end within terminationGracePeriodSeconds {grace}"));
+            }
         }
     }
 
@@ -564,18 +581,24 @@ fn sidecar_problems(
         p.push("`upstream.url` is not the catalog in the same pod (127.0.0.1)".into());
     }
     let catalog_port = upstream_port.parse::<u16>().unwrap_or(0);
-    if !container_ports(catalog).contains(&catalog_port) {
-        p.push(format!("`upstream.url` port {upstream_port} is not a port of the catalog container"));
-    }
-    // The fixture catalog's own port setting (its CATALOG_* variables are catalog properties).
+    // Where the catalog listens: the fixture's own port setting (its CATALOG_* variables are
+    // catalog properties) and its liveness probe's port.
     let env = catalog["env"].as_array().into_iter().flatten();
-    for var in env.filter(|v| v["name"] == "CATALOG_REST_PORT") {
-        if var["value"].as_str() != Some(upstream_port) {
-            p.push(format!(
-                "the catalog listens on CATALOG_REST_PORT {}, not `upstream.url`'s {upstream_port}",
-                var["value"]
-            ));
-        }
+    let mut listens: BTreeSet<u16> =
+        env.filter(|v| v["name"] == "CATALOG_REST_PORT").filter_map(|v| v["value"].as_str()?.parse().ok()).collect();
+    listens.extend(resolve_port(catalog, &catalog["livenessProbe"]["tcpSocket"]["port"]));
+    if listens != BTreeSet::from([catalog_port]) {
+        p.push(format!(
+            "`upstream.url` port {upstream_port} is not the catalog container's port (CATALOG_REST_PORT and its liveness probe: {listens:?})"
+        ));
+    }
+    // A declared port is informational to Kubernetes, but `podman kube play` publishes it on
+    // the host, where it would reach the catalog around icegate.
+    if !container_ports(catalog).is_empty() {
+        p.push(format!(
+            "the catalog declares containerPorts {:?}: podman kube play publishes them on the host, around icegate",
+            container_ports(catalog)
+        ));
     }
     for service in m.of_kind("Service") {
         for port in service["spec"]["ports"].as_array().into_iter().flatten() {

@@ -245,7 +245,7 @@ fn an_upstream_that_is_not_the_catalog_container_is_reported() {
     let mut m = sidecar();
     edit_sidecar_config(&mut m, "http://127.0.0.1:8080", "http://127.0.0.1:8081");
     let found = problems(&m, &dockerfile(), Pattern::Sidecar);
-    assert_reports(found.clone(), "port 8081 is not a port of the catalog container");
+    assert_reports(found.clone(), "port 8081 is not the catalog container's port");
     assert_reports(found, "CATALOG_REST_PORT");
     let mut m = sidecar();
     edit_sidecar_config(&mut m, "http://127.0.0.1:8080", "http://catalog.example:8080");
@@ -286,6 +286,59 @@ fn a_grace_period_shorter_than_the_drain_is_reported() {
     let mut m = sidecar();
     edit_sidecar_config(&mut m, "shutdown_grace_seconds = 20", "shutdown_grace_seconds = 60");
     assert_reports(problems(&m, &dockerfile(), Pattern::Sidecar), "terminationGracePeriodSeconds 30 is shorter");
+}
+
+#[test]
+fn a_catalog_that_stops_before_icegate_has_drained_is_reported() {
+    fn catalog(m: &mut Manifests) -> &mut Value {
+        let pod = &mut m.find_mut("Deployment", "iceberg-catalog")["spec"]["template"]["spec"];
+        pod["containers"].as_array_mut().unwrap().iter_mut().find(|c| c["name"] == "catalog").unwrap()
+    }
+    let mut m = sidecar();
+    catalog(&mut m)["lifecycle"] = Value::Null;
+    assert_reports(problems(&m, &dockerfile(), Pattern::Sidecar), "container \"catalog\" stops 0 s into");
+    catalog(&mut m)["lifecycle"] = serde_json::json!({ "preStop": { "sleep": { "seconds": 30 } } });
+    assert_reports(problems(&m, &dockerfile(), Pattern::Sidecar), "does not end within terminationGracePeriodSeconds");
+    // podman kube play would publish it on the host
+    catalog(&mut m)["lifecycle"] = serde_json::json!({ "preStop": { "sleep": { "seconds": 25 } } });
+    catalog(&mut m)["ports"] = serde_json::json!([{ "containerPort": 8080 }]);
+    assert_reports(problems(&m, &dockerfile(), Pattern::Sidecar), "podman kube play publishes them");
+}
+
+#[test]
+fn the_image_script_builds_the_image_the_dockerfile_describes() {
+    assert_clean(image_script_problems(&dockerfile(), &image_script()));
+}
+
+#[test]
+fn an_image_script_that_disagrees_with_the_dockerfile_is_reported() {
+    let script = image_script();
+    let changed = |from: &str, to: &str| {
+        assert!(script.contains(from), "scripts/image.sh no longer contains `{from}`");
+        image_script_problems(&dockerfile(), &script.replace(from, to))
+    };
+    assert_reports(changed("'USER 65532:65532'", "'USER 65533:65532'"), "scripts/image.sh USER");
+    assert_reports(changed("'EXPOSE 9181'\n", ""), "EXPOSE");
+    assert_reports(changed("'EXPOSE 9181'", "'EXPOSE 9181 9182'"), "2 values in one instruction");
+    assert_reports(changed("XDG_STATE_HOME=/var/lib'", "XDG_STATE_HOME=/var/state'"), "ENV");
+    assert_reports(changed("'VOLUME /var/lib/icegate'", "'VOLUME /data'"), "VOLUME");
+    assert_reports(changed("image.version=\"0.1.0\"'", "image.version=\"0.2.0\"'"), "LABEL");
+    assert_reports(changed("'ENTRYPOINT [\"/usr/local/bin/icegate\"]'", "'ENTRYPOINT [\"/icegate\"]'"), "ENTRYPOINT");
+    assert_reports(changed("\"/etc/icegate/config/icegate.toml\"]'", "\"/etc/icegate.toml\"]'"), "CMD");
+    assert_reports(changed("\"$staging/usr/local/bin/icegate\"", "\"$staging/bin/icegate\""), "install the binary");
+    assert_reports(changed("nonroot:x:65532:65532:", "nonroot:x:1000:1000:"), "no /etc/passwd entry");
+    assert_reports(changed("var/lib/icegate=65532:65532:0700", "var/lib/icegate=0:0:0755"), "does not give /var/lib/icegate");
+    assert_reports(changed("ICEGATE_CONFIG=(", "CONFIG=("), "no `ICEGATE_CONFIG=(` array");
+}
+
+#[test]
+fn label_and_env_arguments_are_split_as_docker_splits_them() {
+    assert_eq!(
+        pairs(r#"a=1 b="two words" c="say \"hi\"" d"#),
+        [("a", "1"), ("b", "two words"), ("c", "say \"hi\""), ("d", "")]
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .to_vec()
+    );
 }
 
 #[test]

@@ -7,6 +7,10 @@
 //        env DEV_CATALOG_PREFIX)  --jdbc FILE.db (persistent SQLite catalog)  --quiet
 //        --vend FILE.json (vend the FAKE credentials in FILE and serve the scan-planning and
 //        remote-signing fixtures; env DEV_CATALOG_VEND; format in CredentialVending)
+// As Apache's iceberg-rest-fixture image does, env CATALOG_REST_PORT, CATALOG_WAREHOUSE (a
+// file:// URI or a path) and CATALOG_URI (jdbc:sqlite:FILE) stand for --port, --warehouse and
+// --jdbc FILE, so that its image (scripts/image.sh) takes the place of the fixture in
+// deploy/kubernetes/sidecar with the manifest's own env.
 package org.apache.iceberg.rest;
 
 import com.sun.net.httpserver.HttpServer;
@@ -36,14 +40,24 @@ public final class DevCatalog {
         throw new IllegalArgumentException("Unknown argument: " + a);
       }
     }
-    int port = Integer.parseInt(flags.getOrDefault("port", "8181"));
+    int port = Integer.parseInt(flags.getOrDefault("port", envOr("CATALOG_REST_PORT", "8181")));
     String host = flags.getOrDefault("host", "127.0.0.1");
     String prefix = flags.getOrDefault("prefix", System.getenv("DEV_CATALOG_PREFIX"));
     if (prefix != null && prefix.isEmpty()) {
       prefix = null;
     }
+    String uriEnv = envOr("CATALOG_URI", "");
+    if (!flags.containsKey("jdbc") && uriEnv.startsWith("jdbc:sqlite:")) {
+      flags.put("jdbc", uriEnv.substring("jdbc:sqlite:".length()));
+    } else if (!uriEnv.isEmpty() && !flags.containsKey("jdbc")) {
+      throw new IllegalArgumentException("CATALOG_URI: only jdbc:sqlite:FILE is supported: " + uriEnv);
+    }
+    String warehouseEnv = envOr("CATALOG_WAREHOUSE", "");
+    if (!flags.containsKey("warehouse") && !warehouseEnv.isEmpty()) {
+      flags.put("warehouse", warehouseEnv.startsWith("file:") ? new java.net.URI(warehouseEnv).getPath() : warehouseEnv);
+    }
     if (!flags.containsKey("warehouse")) {
-      throw new IllegalArgumentException("--warehouse DIR is required");
+      throw new IllegalArgumentException("--warehouse DIR (or env CATALOG_WAREHOUSE) is required");
     }
     String vendFile = flags.getOrDefault("vend", System.getenv("DEV_CATALOG_VEND"));
     CredentialVending vending =
@@ -92,6 +106,11 @@ public final class DevCatalog {
             + (prefix != null ? ", prefix " + prefix : "")
             + (vending != null ? ", vend " + vendFile : "") + ")");
     System.out.flush();
+  }
+
+  private static String envOr(String name, String fallback) {
+    String value = System.getenv(name);
+    return value == null || value.isEmpty() ? fallback : value;
   }
 
   private static LocalFileIO newFileIO(Map<String, String> props) {
