@@ -225,39 +225,8 @@ pub async fn gate_then(
     tweak: impl FnOnce(&mut Config),
     prepare: impl FnOnce(&icegate::serve::state::Shared),
 ) -> Gate {
-    let mut config = Config::load(
-        None,
-        Overrides {
-            upstream: Some(upstream_url.to_owned()),
-            policy: Some("unused.yaml".into()),
-            ..Overrides::default()
-        },
-    )
-    .unwrap();
-    // Tests that read the audit turn it back on with a file; tests of the ownership store
-    // (owners.rs) turn it on with a file of their own.
-    config.audit.enabled = false;
-    config.owners.store = Some(icegate::ops::owners::StoreKind::Off);
-    tweak(&mut config);
-    let snapshot = crate::support::load(policy);
-    let url = icegate::config::parse_upstream(upstream_url).unwrap();
-    let upstream = icegate::serve::forward::Upstream::new(url, &config.upstream).unwrap();
-    let tls = config.tls.as_ref().map(icegate::net::server_config).transpose().unwrap();
-    let shared = icegate::serve::state::Shared::new(config, snapshot, upstream);
-    prepare(&shared);
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(icegate::serve::server::serve_with(
-        shared,
-        listener,
-        tls,
-        async move {
-            let _ = rx.await;
-        },
-        Duration::from_secs(2),
-    ));
-    Gate { addr, stop: Some(tx) }
+    let (gate, _) = start_gate(upstream_url, policy, tweak, prepare, icegate::core::clock::Clock::real()).await;
+    gate
 }
 
 /// icegate in front of `upstream_url` with `policy`, its upstream client and state reading
@@ -266,6 +235,19 @@ pub async fn gate_clocked(
     upstream_url: &str,
     policy: &str,
     tweak: impl FnOnce(&mut Config),
+    clock: icegate::core::clock::Clock,
+) -> (Gate, Arc<icegate::serve::state::Shared>) {
+    start_gate(upstream_url, policy, tweak, |_| {}, clock).await
+}
+
+/// The one way the tests start an in-process icegate: the default config with the audit and
+/// the ownership store off (tests that read either turn it back on in `tweak`), `prepare` run
+/// on the state before the first request, everything reading `clock`.
+async fn start_gate(
+    upstream_url: &str,
+    policy: &str,
+    tweak: impl FnOnce(&mut Config),
+    prepare: impl FnOnce(&icegate::serve::state::Shared),
     clock: icegate::core::clock::Clock,
 ) -> (Gate, Arc<icegate::serve::state::Shared>) {
     let mut config = Config::load(
@@ -283,14 +265,16 @@ pub async fn gate_clocked(
     let snapshot = crate::support::load(policy);
     let url = icegate::config::parse_upstream(upstream_url).unwrap();
     let upstream = icegate::serve::forward::Upstream::with_clock(url, &config.upstream, clock.clone()).unwrap();
+    let tls = config.tls.as_ref().map(icegate::net::server_config).transpose().unwrap();
     let shared = icegate::serve::state::Shared::with_clock(config, snapshot, upstream, clock);
+    prepare(&shared);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(icegate::serve::server::serve_with(
         shared.clone(),
         listener,
-        None,
+        tls,
         async move {
             let _ = rx.await;
         },

@@ -49,7 +49,10 @@ impl Stage {
         let volumes = self
             .all("VOLUME")
             .into_iter()
-            .flat_map(|v| serde_json::from_str::<Vec<String>>(v).unwrap_or_else(|_| v.split_whitespace().map(str::to_owned).collect()))
+            .flat_map(|v| {
+                serde_json::from_str::<Vec<String>>(v)
+                    .unwrap_or_else(|_| v.split_whitespace().map(str::to_owned).collect())
+            })
             .collect();
         ImageConfig {
             user: self.last("USER").map(str::to_owned),
@@ -58,7 +61,9 @@ impl Stage {
             ports: self
                 .all("EXPOSE")
                 .into_iter()
-                .flat_map(|a| a.split_whitespace().map(|p| p.split('/').next().unwrap_or_default().parse().unwrap_or(0)))
+                .flat_map(|a| {
+                    a.split_whitespace().map(|p| p.split('/').next().unwrap_or_default().parse().unwrap_or(0))
+                })
                 .collect(),
             volumes,
             entrypoint: self.exec_form("ENTRYPOINT"),

@@ -327,7 +327,10 @@ fn an_image_script_that_disagrees_with_the_dockerfile_is_reported() {
     assert_reports(changed("\"/etc/icegate/config/icegate.toml\"]'", "\"/etc/icegate.toml\"]'"), "CMD");
     assert_reports(changed("\"$staging/usr/local/bin/icegate\"", "\"$staging/bin/icegate\""), "install the binary");
     assert_reports(changed("nonroot:x:65532:65532:", "nonroot:x:1000:1000:"), "no /etc/passwd entry");
-    assert_reports(changed("var/lib/icegate=65532:65532:0700", "var/lib/icegate=0:0:0755"), "does not give /var/lib/icegate");
+    assert_reports(
+        changed("var/lib/icegate=65532:65532:0700", "var/lib/icegate=0:0:0755"),
+        "does not give /var/lib/icegate",
+    );
     assert_reports(changed("ICEGATE_CONFIG=(", "CONFIG=("), "no `ICEGATE_CONFIG=(` array");
 }
 
