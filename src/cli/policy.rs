@@ -142,7 +142,9 @@ fn explain_context(args: &ExplainArgs) -> Result<(Snapshot, Settings, Arc<OwnerI
                 eprintln!("error: {e}");
                 ExitCode::from(2)
             })?;
-            (config.policy.clone().unwrap_or_default(), crate::serve::state::settings(&config), owners)
+            // explain decides without upstreams: a catalog is decided whichever upstream serves it
+            let settings = Settings { served_catalogs: None, ..crate::serve::state::settings(&config) };
+            (config.policy.clone().unwrap_or_default(), settings, owners)
         }
     };
     if let Some(mode) = args.ownership {
