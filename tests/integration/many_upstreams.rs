@@ -319,3 +319,27 @@ async fn the_single_upstream_is_named_default_in_readyz_audit_and_metrics() {
     let metrics = shared.metrics.render();
     assert!(metrics.contains("icegate_upstream_duration_seconds_count{upstream=\"default\"} 1"), "{metrics}");
 }
+
+#[test]
+fn check_with_a_config_warns_about_catalogs_no_upstream_serves() {
+    use crate::cli::{icegate, stderr};
+    let dir = TempDir::new("many-upstreams-check");
+    let policy = dir.write("p.yaml", POLICY);
+    let text = config_text("http://127.0.0.1:1", "http://127.0.0.1:2", "", "")
+        .replace("catalogs = [\"analytics\"]", "catalogs = [\"analytics\", \"ghost\"]");
+    let config = dir.write("icegate.toml", &text);
+    let out = icegate(&["check", "--config", config.to_str().unwrap(), "--policy", policy.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("warning: catalog `orphan` is served by no upstream"), "{err}");
+    assert!(err.contains("warning: upstream `glue` serves catalog `ghost`, which the policy does not name"), "{err}");
+    assert!(!err.contains("`prod` is served by no") && !err.contains("`analytics` is served by no"), "{err}");
+    // without --config, nothing is said of upstreams
+    let out = icegate(&["check", "--policy", policy.to_str().unwrap()]);
+    assert!(!stderr(&out).contains("served by no upstream"), "{}", stderr(&out));
+    // a config error names the key and the upstream
+    let both = dir.write("both.toml", &format!("[upstream]\nurl = \"http://x:1\"\n{text}"));
+    let out = icegate(&["check", "--config", both.to_str().unwrap(), "--policy", policy.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("invalid `upstreams`: set either `[upstream]`"), "{}", stderr(&out));
+}
