@@ -194,10 +194,10 @@ pub(super) fn validate(config: &super::Config, both: bool) -> Result<(), ConfigE
                 ));
             }
         }
-        if u.default {
-            if let Some(other) = default.replace(name) {
-                return Err(in_entry("upstreams.default", format!("upstream `{other}` is the default already")));
-            }
+        if u.default
+            && let Some(other) = default.replace(name)
+        {
+            return Err(in_entry("upstreams.default", format!("upstream `{other}` is the default already")));
         }
     }
     Ok(())
