@@ -3,8 +3,8 @@
 # tests/e2e/clients.py with PyIceberg and DuckDB through icegate, and stops both (`--clients-only`,
 # the demo, ends there). Then owners.sh (ownership by creation), credentials.sh (vending against the dev catalog), downscope.sh
 # (s3-downscope against moto), signing.sh (remote signing against moto), local_signer.sh (icegate as the
-# signer, against moto), restrictions.sh (read restrictions with a reference reader), spark.sh (Spark SQL)
-# and report.sh (the access report in headless Chromium), each with its own processes.
+# signer, against moto), restrictions.sh (read restrictions with a reference reader), spark.sh (Spark SQL),
+# transparency.sh (the same results and bodies through icegate as directly) and report.sh (the access report in headless Chromium), each with its own processes.
 # Exits non-zero on any failure.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -47,5 +47,8 @@ bash "$ROOT/tests/e2e/local_signer.sh"
 bash "$ROOT/tests/e2e/restrictions.sh"
 # Spark SQL through icegate (PySpark 3.5, Iceberg 1.10.2 runtime): its own dev catalog and icegate.
 bash "$ROOT/tests/e2e/spark.sh"
+# Transparency (issue 29): with an allow-all policy, PyIceberg, DuckDB and Spark get the same
+# results through icegate as directly, and every body is the upstream's but for §4/§8 rewrites.
+bash "$ROOT/tests/e2e/transparency.sh"
 # The access report (`icegate report`) in headless Chromium: the DOM, its filters, a screenshot.
 bash "$ROOT/tests/e2e/report.sh"
