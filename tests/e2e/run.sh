@@ -3,8 +3,8 @@
 # tests/e2e/clients.py with PyIceberg and DuckDB through icegate, and stops both (`--clients-only`,
 # the demo, ends there). Then owners.sh (ownership by creation), credentials.sh (vending against the dev catalog), downscope.sh
 # (s3-downscope against moto), signing.sh (remote signing against moto), local_signer.sh (icegate as the
-# signer, against moto), restrictions.sh (read restrictions with a reference reader), spark.sh (Spark SQL),
-# transparency.sh (the same results and bodies through icegate as directly) and report.sh (the access report in headless Chromium), each with its own processes.
+# signer, against moto), restrictions.sh (read restrictions with a reference reader), spark.sh (Spark SQL)
+# and report.sh (the access report in headless Chromium), each with its own processes.
 # Exits non-zero on any failure.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
