@@ -197,16 +197,16 @@ def pyiceberg_workload(uri, rec):
     # A multi-table transaction (raw REST: PyIceberg has none): both commit, or neither.
     t1, t2 = cat.load_table(("tr", "n2", "t1")), cat.load_table(("tr", "n2", "t2"))
 
-    def change(table, name, uuid, props):
+    def change(name, uuid, props):
         return {"identifier": {"namespace": ["tr", "n2"], "name": name},
                 "requirements": [{"type": "assert-table-uuid", "uuid": uuid}],
                 "updates": [{"action": "set-properties", "updates": props}]}
     rec.call("multi-table transaction", lambda: rest("POST", "transactions/commit", {"table-changes": [
-        change(t1, "t1", str(t1.metadata.table_uuid), {"tx": "1"}),
-        change(t2, "t2", str(t2.metadata.table_uuid), {"tx": "1"})]}))
+        change("t1", str(t1.metadata.table_uuid), {"tx": "1"}),
+        change("t2", str(t2.metadata.table_uuid), {"tx": "1"})]}))
     rec.call("a failing multi-table transaction", lambda: rest("POST", "transactions/commit", {"table-changes": [
-        change(t1, "t1", str(t1.metadata.table_uuid), {"tx": "2"}),
-        change(t2, "t2", "00000000-0000-0000-0000-000000000000", {"tx": "2"})]}))
+        change("t1", str(t1.metadata.table_uuid), {"tx": "2"}),
+        change("t2", "00000000-0000-0000-0000-000000000000", {"tx": "2"})]}))
     rec.call("both tables after", lambda: [cat.load_table(("tr", "n2", n)).properties for n in ("t1", "t2")])
 
     # Views: create, list (paged), load, exists, replace and rename (raw REST), drop.

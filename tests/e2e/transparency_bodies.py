@@ -6,7 +6,8 @@ Usage: transparency_bodies.py DIRECT.jsonl CLIENT.jsonl UPSTREAM.jsonl
    opaque), as many times each, and got the same statuses directly as through icegate.
 2. The same bodies: each answer the client got through icegate is compared with the upstream's
    answer to the request icegate forwarded for it (the `X-Transparency-Seq` the client tap set
-   pairs them). It must be byte-identical except where docs/design.md rewrites it, and there
+   pairs them). The request body forwarded must be the client's (§7), the answer's status and
+   Content-Type the upstream's, its body byte-identical except where docs/design.md rewrites it, and there
    exactly as written:
    - getConfig (§4): `defaults`/`overrides` lose the listed keys, `endpoints` keeps every route
      (the dev catalog serves only spec routes); nothing else changes (icegate re-serialises the
@@ -48,9 +49,9 @@ def short(b, n=300):
     return text if len(text) <= n else text[:n] + "..."
 
 
-def first_difference(a, b):
+def first_difference(a, b, names=("upstream", "icegate")):
     i = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
-    return f"at byte {i}: upstream ...{short(a[max(0, i - 40):i + 80])} | icegate ...{short(b[max(0, i - 40):i + 80])}"
+    return f"at byte {i}: {names[0]} ...{short(a[max(0, i - 40):i + 80])} | {names[1]} ...{short(b[max(0, i - 40):i + 80])}"
 
 
 def split_target(target):
@@ -295,6 +296,12 @@ for c in CLIENT:
     if u["status"] != c["status"]:
         fail(c, f"status {c['status']}, the upstream answered {u['status']}")
         continue
+    if u["request_body"] != c["request_body"]:
+        fail(c, "the request body icegate forwarded is not the client's (docs/design.md §7: the authorized bytes are "
+                "the bytes forwarded)", first_difference(base64.b64decode(c["request_body"]),
+                                                         base64.b64decode(u["request_body"]), ("client", "forwarded")))
+    if u["content_type"] != c["content_type"]:
+        fail(c, f"Content-Type {c['content_type']!r}, the upstream's {u['content_type']!r}")
     kind = operation(c)
     success = 200 <= c["status"] < 300
     if c["method"] == "HEAD" or c["status"] in (204, 304):

@@ -10,7 +10,6 @@ Standard library only: the PyIceberg and the Spark venvs both import it.
 """
 import json
 import re
-import traceback
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # an ISO-8601 instant (the catalog's `created-at` table property)
@@ -97,10 +96,6 @@ def report(client, direct, gate):
     if not diffs:
         print(f"ok   {client}: {len(direct)} results, the same directly and through icegate", flush=True)
     return len(diffs)
-
-
-def trace():
-    return traceback.format_exc(limit=3)
 
 
 # docs/design.md §8 as icegate applies it to a caller whose credential scope it does not lower
