@@ -232,9 +232,17 @@ def check_credentials(c, u):
     counts["credential-bearing (§8 rewrite of config/storage-credentials)"] += 1
 
 
+ROUTE_ROOTS = {"config", "namespaces", "tables", "views", "transactions", "oauth"}
+
+
+def route(c):
+    """The path's segments after `v1` and the prefix, if any (Spark's catalogs use `prod`)."""
+    p = split_target(c["path"])[0].lstrip("/").split("/")[1:]
+    return p[1:] if p and p[0] not in ROUTE_ROOTS else p
+
+
 def operation(c):
-    path, _ = split_target(c["path"])
-    p = path.lstrip("/").split("/")[1:]  # after v1 (the dev catalog is used without a prefix)
+    p = route(c)
     m = c["method"]
     if p == ["config"]:
         return "config"
@@ -258,7 +266,7 @@ def metadata_table_probe(c):
     """A loadTable of a metadata-table name in a namespace of two or more levels, which icegate
     answers 404 itself (docs/design.md §4 "Metadata tables": clients then read the metadata
     table of the parent table)."""
-    p = split_target(c["path"])[0].lstrip("/").split("/")[1:]
+    p = route(c)
     return (c["method"] == "GET" and c["status"] == 404 and len(p) == 4 and p[0] == "namespaces" and p[2] == "tables"
             and "%1F" in p[1] and p[3] in METADATA_TABLES
             and json.loads(body(c))["error"]["type"] == "NoSuchTableException")

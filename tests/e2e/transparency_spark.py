@@ -5,10 +5,10 @@ Usage: transparency_spark.py DIRECT_URL DIRECT_WAREHOUSE GATE_URL GATE_WAREHOUSE
 
 One Spark session (local[1], Iceberg 1.10.2 runtime and its SQL extensions, as tests/e2e/spark.sh
 installs them) with two REST catalogs, `cat_direct` (the direct tap) and `cat_icegate` (the tap in
-front of icegate), both as `tess` with `rest-page-size=2`. The same statements run against each,
-first all of them directly, then all through icegate; every result (rows, or the error's class
-and first line) is recorded and the two records must be equal (the catalog's name is the one
-thing normalised beside warehouse paths, UUIDs and instants).
+front of icegate), both as `tess`, with `rest-page-size=2` and the prefix `prod`. The same
+statements run against each, first all of them directly, then all through icegate; every result
+(rows, or the error's class and first line) is recorded and the two records must be equal (the
+catalog's name is the one thing normalised beside warehouse paths, UUIDs and instants).
 """
 import os
 import sys
@@ -33,6 +33,9 @@ def catalog_conf(name, uri):
         ".cache-enabled": "false",
         # every list is paged (several pages for SHOW TABLES / SHOW NAMESPACES below)
         ".rest-page-size": "2",
+        # the prefixed routes (`/v1/prod/...`; PyIceberg and DuckDB use the unprefixed ones): the
+        # dev catalog accepts any prefix, icegate reads `prod` as the policy's catalog of that name
+        ".prefix": "prod",
     }
     return {f"spark.sql.catalog.{name}{k}": v for k, v in conf.items()}
 
