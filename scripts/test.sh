@@ -28,7 +28,8 @@ What the full run does, in order:
   5. tests/names/run.sh: path segments decoded by Iceberg's Java RESTUtil and by icegate
   6. tests/e2e/run.sh: PyIceberg, DuckDB, ownership by creation, credential vending,
      s3-downscope and remote signing against moto, and Spark SQL, each through icegate to the
-     dev catalog (remote signing to a small catalog and signer of the test's own)
+     dev catalog (remote signing to a small catalog and signer of the test's own); transparency:
+     with an allow-all policy the same results and bodies through icegate as directly
   7. tests/upstream_auth/run.sh: icegate's own credentials for the upstream: oauth2 against
      oidc-provider's short-lived tokens for a minute (a catalog that checks them on the JWKS),
      the jwt provider through a key rotation, sigv4 verified by botocore (about 1.5 minutes)
