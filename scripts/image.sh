@@ -26,11 +26,11 @@ tests/pod/gateway.sh, which runs the gateway manifests (deploy/kubernetes/gatewa
 VERSION is Cargo.toml's. Each root filesystem is packed with fixed timestamps and owners, so
 the same inputs give the same layer (its digest is printed).
 
-When missing it installs, as root or with sudo: podman and runc (Debian; and postgresql-15
-for the PostgreSQL image), and writes the
-settings these machines need into /etc/containers/containers.conf (runc, cgroupfs, ulimits
-within the allowed ones; docs/design.md §13). It never changes a containers.conf it did not
-write: it says which settings to add instead. Running it again rebuilds only what changed.
+When missing it installs, as root or with sudo: podman and runc (Debian; postgresql-15 too for
+the PostgreSQL image), and writes the settings these machines need into
+/etc/containers/containers.conf (runc, cgroupfs, ulimits within the allowed ones;
+docs/design.md §13). It never changes a containers.conf it did not write: it says which
+settings to add instead. Running it again rebuilds only what changed.
 HELP
 }
 
