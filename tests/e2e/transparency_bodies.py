@@ -116,7 +116,10 @@ READ_HEADERS = {"authorization", "x-gravitino-active-roles"}
 def config_key_removed(key):
     if key.lower().startswith("header."):
         return key[7:].strip().lower() in READ_HEADERS
-    return key in CONFIG_REMOVED or key.startswith(("adls.sas-token.", "adls.auth.shared-key."))
+    # Any key naming an address (`*.uri`, `*-uri`, e.g. Nessie's base URIs) goes too:
+    # docs/design.md §4, the project's addition to DESIGN.md's getConfig row.
+    return (key in CONFIG_REMOVED or key.lower().endswith((".uri", "-uri"))
+            or key.startswith(("adls.sas-token.", "adls.auth.shared-key.")))
 
 
 def check_config(c, u):
