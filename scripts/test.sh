@@ -34,8 +34,8 @@ What the full run does, in order:
      test's own); transparency: with an allow-all policy the same results and bodies through
      icegate as directly
   7. tests/upstream_auth/run.sh: icegate's own credentials for the upstream: oauth2 against
-     oidc-provider's short-lived tokens for a minute (a catalog that checks them on the JWKS),
-     the jwt provider through a key rotation, sigv4 verified by botocore (about 1.5 minutes)
+     oidc-provider's short-lived tokens for three minutes (a catalog that checks them on the JWKS),
+     the jwt provider through a key rotation, sigv4 verified by botocore (about 3.5 minutes)
   8. tests/readme/follow.sh: the README's demo command in a fresh clone
   9. tests/pod/run.sh: the container images built with podman (scripts/image.sh: the release
      binary, fat LTO, is most of it) and the sidecar manifests run as a pod with
