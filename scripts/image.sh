@@ -7,7 +7,7 @@ ROOT="$PWD"
 
 usage() {
   cat <<'HELP'
-usage: bash scripts/image.sh [all | icegate | dev-catalog | --help]
+usage: bash scripts/image.sh [all | icegate | dev-catalog | postgres | --help]
 
 Builds, from this checkout, the images the sidecar manifests (deploy/kubernetes/sidecar) run:
   localhost/icegate:VERSION              the release binary, the libraries `ldd` names, CA
@@ -17,20 +17,27 @@ Builds, from this checkout, the images the sidecar manifests (deploy/kubernetes/
                                          entrypoint, command, environment, volume, labels)
   localhost/icegate-dev-catalog:VERSION  deploy/dev-catalog (Iceberg's own REST server code) on a
                                          Java runtime that jlink cuts from Debian's JDK 17
+and, only when asked for by name (`all` leaves it out), a test-only image for
+tests/pod/gateway.sh, which runs the gateway manifests (deploy/kubernetes/gateway):
+  localhost/icegate-test-postgres:15     Debian's PostgreSQL 15 server (initdb and postgres, the
+                                         modules the server core loads, the libraries `ldd`
+                                         names, dash for initdb and the entrypoint
+                                         tests/pod/gateway/postgres-entrypoint.sh); user 999
 VERSION is Cargo.toml's. Each root filesystem is packed with fixed timestamps and owners, so
 the same inputs give the same layer (its digest is printed).
 
-When missing it installs, as root or with sudo: podman and runc (Debian), and writes the
-settings these machines need into /etc/containers/containers.conf (runc, cgroupfs, ulimits
-within the allowed ones; docs/design.md §13). It never changes a containers.conf it did not
-write: it says which settings to add instead. Running it again rebuilds only what changed.
+When missing it installs, as root or with sudo: podman and runc (Debian; postgresql-15 too for
+the PostgreSQL image), and writes the settings these machines need into
+/etc/containers/containers.conf (runc, cgroupfs, ulimits within the allowed ones;
+docs/design.md §13). It never changes a containers.conf it did not write: it says which
+settings to add instead. Running it again rebuilds only what changed.
 HELP
 }
 
 what="${1:-all}"
 case "$what" in
   -h | --help) usage; exit 0 ;;
-  all | icegate | dev-catalog) ;;
+  all | icegate | dev-catalog | postgres) ;;
   *) echo "unknown argument \`$what\`" >&2; usage >&2; exit 2 ;;
 esac
 
@@ -79,6 +86,19 @@ CATALOG_CONFIG=(
   'LABEL org.opencontainers.image.title="icegate-dev-catalog"'
   'LABEL org.opencontainers.image.description="Apache Iceberg 1.10.2 REST catalog handlers on the JDK HTTP server, for trying icegate"'
   'ENTRYPOINT ["/opt/java/bin/java", "-Xss1m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData", "-Dsun.net.httpserver.nodelay=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", "/opt/dev-catalog/classes:/opt/dev-catalog/lib/*", "org.apache.iceberg.rest.DevCatalog", "--host", "0.0.0.0"]'
+)
+
+# The test-only PostgreSQL (tests/pod/gateway.sh): Debian's server, the major version bookworm has.
+PG_MAJOR=15
+PG_CONFIG=(
+  'USER 999:999'
+  'ENV PGDATA=/var/lib/postgresql/data/pgdata'
+  'ENV TZ=UTC'
+  'VOLUME /var/lib/postgresql/data'
+  'EXPOSE 5432'
+  'LABEL org.opencontainers.image.title="icegate-test-postgres"'
+  'LABEL org.opencontainers.image.description="Debian'"'"'s PostgreSQL server for icegate'"'"'s pod tests (tests/pod/gateway.sh), not for production"'
+  'ENTRYPOINT ["/bin/sh", "/usr/local/bin/postgres-entrypoint"]'
 )
 
 # --- podman, runc and containers.conf ---------------------------------------------------------
@@ -194,6 +214,50 @@ build_icegate() {
   log "icegate image took $((SECONDS - started)) s"
 }
 
+# --- the test-only PostgreSQL ----------------------------------------------------------------
+
+build_postgres() {
+  local started=$SECONDS staging="$OUT/postgres/rootfs" bin="/usr/lib/postgresql/$PG_MAJOR/bin"
+  local lib="/usr/lib/postgresql/$PG_MAJOR/lib" share="/usr/share/postgresql/$PG_MAJOR" f
+  if ! dpkg-query -W -f='${Status}' "postgresql-$PG_MAJOR" 2>/dev/null | grep -q "install ok installed"; then
+    log "apt-get install postgresql-$PG_MAJOR (its output is shown only if it fails)"
+    quietly $SUDO apt-get update -qq
+    quietly $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "postgresql-$PG_MAJOR"
+  fi
+  rm -rf "$staging"
+  install -D -m 0755 "$bin/postgres" "$staging$bin/postgres"
+  install -D -m 0755 "$bin/initdb" "$staging$bin/initdb"
+  # The modules the server core loads: PL/pgSQL, the text-search dictionaries initdb creates,
+  # the encoding conversions, logical replication's; not the contrib extensions nor LLVM's JIT.
+  for f in "$lib"/plpgsql.so "$lib"/dict_snowball.so "$lib"/*_and_*.so "$lib"/libpqwalreceiver.so "$lib"/pgoutput.so; do
+    install -D -m 0755 "$f" "$staging$f"
+  done
+  # What initdb reads (postgres.bki, the system views, the timezone sets, the dictionaries'
+  # data), without the manual pages and the contrib extensions' scripts.
+  mkdir -p "$staging$share"
+  (cd "$share" && find . -path ./man -prune -o -path ./extension -prune -o -type f -print) |
+    while read -r f; do install -D -m 0644 "$share/$f" "$staging$share/$f"; done
+  install -D -m 0644 "$share/extension/plpgsql.control" "$staging$share/extension/plpgsql.control"
+  for f in "$share"/extension/plpgsql--*.sql; do install -D -m 0644 "$f" "$staging$f"; done
+  # Debian builds PostgreSQL against the system's time zone data; the image knows UTC only.
+  install -D -m 0644 /usr/share/zoneinfo/Etc/UTC "$staging/usr/share/zoneinfo/UTC"
+  install -D -m 0644 /usr/share/zoneinfo/Etc/UTC "$staging/usr/share/zoneinfo/Etc/UTC"
+  # initdb runs its steps through popen(), so /bin/sh, which the entrypoint uses as well.
+  install -D -m 0755 /usr/bin/dash "$staging/bin/sh"
+  install -D -m 0644 "$ROOT/tests/pod/gateway/postgres-entrypoint.sh" "$staging/usr/local/bin/postgres-entrypoint"
+  copy_libs "$staging" "$staging$bin/postgres" "$staging$bin/initdb" "$staging/bin/sh" "$staging$lib"/*.so
+  mkdir -p "$staging/etc"
+  printf 'root:x:0:0:root:/root:/sbin/nologin\npostgres:x:999:999:postgres:/var/lib/postgresql:/sbin/nologin\n' >"$staging/etc/passwd"
+  printf 'root:x:0:\npostgres:x:999:\n' >"$staging/etc/group"
+  mkdir -p "$staging/var/lib/postgresql/data"
+  python3 "$ROOT/scripts/rootfs.py" "$staging" "$OUT/postgres/rootfs.tar" "$EPOCH" \
+    var/lib/postgresql=999:999:0755 var/lib/postgresql/data=999:999:0700
+  local version; version="$(dpkg-query -W -f='${Version}' "postgresql-$PG_MAJOR")"
+  import "localhost/icegate-test-postgres:$PG_MAJOR" "$OUT/postgres/rootfs.tar" "${PG_CONFIG[@]}" \
+    "LABEL org.opencontainers.image.version=\"$version\""
+  log "PostgreSQL image took $((SECONDS - started)) s"
+}
+
 # --- the dev catalog --------------------------------------------------------------------------
 
 build_dev_catalog() {
@@ -230,5 +294,6 @@ ensure_podman
 case "$what" in
   icegate) build_icegate ;;
   dev-catalog) build_dev_catalog ;;
+  postgres) build_postgres ;;
   all) build_icegate; build_dev_catalog ;;
 esac

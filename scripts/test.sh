@@ -12,6 +12,7 @@ usage: bash scripts/test.sh [--quick | --help]
                crates already built; about 30 from a fresh clone (crates, Debian packages,
                Python wheels, cargo-fuzz), plus step 9 (about 7 minutes: the optimized
                release build took 6 at rest, 18 to 25 on a machine busy with other builds)
+               and step 10 (about 1 minute)
   --quick      clippy, the unit tests and the integration binary; no end-to-end test, nothing
                installed: about 3 minutes once built
   --help       this text; runs nothing
@@ -27,29 +28,35 @@ What the full run does, in order:
   4. deploy/dev-catalog/smoke.sh: the dev Iceberg REST catalog with PyIceberg
   5. tests/names/run.sh: path segments decoded by Iceberg's Java RESTUtil and by icegate
   6. tests/e2e/run.sh: PyIceberg, DuckDB, ownership by creation, credential vending,
-     s3-downscope and remote signing against moto, and Spark SQL, each through icegate to the
-     dev catalog (remote signing to a small catalog and signer of the test's own)
+     s3-downscope and remote signing against moto, Spark SQL, and Trino's catalog calls
+     (Iceberg's Java client built as Trino builds it, OAUTH2 tokens from oidc-provider), each
+     through icegate to the dev catalog (remote signing to a small catalog and signer of the
+     test's own); transparency: with an allow-all policy the same results and bodies through
+     icegate as directly
   7. tests/upstream_auth/run.sh: icegate's own credentials for the upstream: oauth2 against
-     oidc-provider's short-lived tokens for a minute (a catalog that checks them on the JWKS),
-     the jwt provider through a key rotation, sigv4 verified by botocore (about 1.5 minutes)
+     oidc-provider's short-lived tokens for three minutes (a catalog that checks them on the JWKS),
+     the jwt provider through a key rotation, sigv4 verified by botocore (about 3.5 minutes)
   8. tests/readme/follow.sh: the README's demo command in a fresh clone
   9. tests/pod/run.sh: the container images built with podman (scripts/image.sh: the release
      binary, fat LTO, is most of it) and the sidecar manifests run as a pod with
      `podman kube play`, driven with PyIceberg through the pod's published ports
- 10. scripts/fuzz.sh: each fuzz target for 20 s
+ 10. tests/pod/gateway.sh: the gateway manifests with podman (step 9's images, and a PostgreSQL
+     image from Debian's packages): two replicas sharing the PostgreSQL ownership store over
+     TLS, JWTs verified against a JWKS, one replica stopped (about 1 minute)
+ 11. scripts/fuzz.sh: each fuzz target for 20 s
 
 What it installs when missing (it runs as root, or with sudo for apt-get):
   - Debian packages, with apt-get: postgresql (step 2); openjdk-17-jdk-headless, Jackson,
-    httpcore5, ASM, SLF4J and the SQLite JDBC driver for the dev catalog (steps 4-9); podman,
-    runc, catatonit and ca-certificates (step 9), which also writes
+    httpcore5, ASM, SLF4J and the SQLite JDBC driver for the dev catalog (steps 4-10); podman,
+    runc, catatonit and ca-certificates (steps 9-10), which also writes
     /etc/containers/containers.conf when it is missing (runc, cgroupfs, ulimits)
   - pinned Python packages with pip, in virtual environments under target/: pyiceberg, pyarrow,
-    duckdb (steps 4, 6, 8, 9); moto (6); pyiceberg with s3fs (6); pyspark 3.5.9 and the Iceberg
+    duckdb (steps 4, 6, 8-10); moto (6); pyiceberg with s3fs (6); pyspark 3.5.9 and the Iceberg
     1.10.2 runtime jar (6); the Iceberg jar of the dev catalog comes from a pinned,
     hash-checked PyPI wheel
   - oidc-provider 9.13.3 with npm ci from tests/upstream_auth/package-lock.json, and PyJWT and
-    botocore pinned in tests/upstream_auth/requirements.txt, under target/upstream-auth (step 7)
-  - cargo-fuzz 0.13.1 with cargo install (step 10)
+    botocore pinned in tests/upstream_auth/requirements.txt, under target/upstream-auth (steps 6, 7)
+  - cargo-fuzz 0.13.1 with cargo install (step 11)
   Everything else it needs is the Rust toolchain (1.95), Java 17's runtime, Python 3.11 and Node.js 20
   with npm.
 HELP
@@ -86,6 +93,8 @@ step bash tests/upstream_auth/run.sh
 step bash tests/readme/follow.sh
 # the image built here and the sidecar manifests run as a pod (podman), docs/deploy.md
 step bash tests/pod/run.sh
+# the gateway manifests: two replicas and a PostgreSQL store, with the images step 9 built
+step env ICEGATE_POD_IMAGES=built bash tests/pod/gateway.sh
 # each fuzz target for 20 s on its committed corpus (--long for a real run)
 step bash scripts/fuzz.sh
 echo "== test.sh: everything passed in $SECONDS s" >&2

@@ -47,5 +47,11 @@ bash "$ROOT/tests/e2e/local_signer.sh"
 bash "$ROOT/tests/e2e/restrictions.sh"
 # Spark SQL through icegate (PySpark 3.5, Iceberg 1.10.2 runtime): its own dev catalog and icegate.
 bash "$ROOT/tests/e2e/spark.sh"
+# Transparency (issue 29): with an allow-all policy, PyIceberg, DuckDB and Spark get the same
+# results through icegate as directly, and every body is the upstream's but for §4/§8 rewrites.
+bash "$ROOT/tests/e2e/transparency.sh"
+# Trino's way of calling (the README's Trino recipe): Iceberg's Java RESTSessionCatalog built as
+# Trino builds it, OAUTH2 through oidc-provider: its own provider, dev catalog and icegate.
+bash "$ROOT/tests/e2e/trino_way.sh"
 # The access report (`icegate report`) in headless Chromium: the DOM, its filters, a screenshot.
 bash "$ROOT/tests/e2e/report.sh"

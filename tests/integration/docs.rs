@@ -1,18 +1,25 @@
 //! Issue 16: the README a newcomer reads, and the docs it sends them to, are complete in a clone:
 //! every relative link resolves to a file or folder inside the repository, nothing points beside
-//! it (`../shared`), the README stays short, and its policy example loads.
+//! it (`../shared`), the README stays short, and its policy example loads. Issue 29: every test a
+//! catalog page cites exists, so a page's "What was tested" cannot outlive its tests.
 
 use std::path::{Path, PathBuf};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-/// README.md and every docs/*.md.
-fn documents() -> Vec<PathBuf> {
-    let mut docs: Vec<PathBuf> = std::fs::read_dir(Path::new(ROOT).join("docs"))
+/// The Markdown files of `dir`.
+fn markdown_in(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
+        .collect()
+}
+
+/// README.md, every docs/*.md and every catalog page (docs/catalogs/*.md).
+fn documents() -> Vec<PathBuf> {
+    let mut docs = markdown_in(&Path::new(ROOT).join("docs"));
+    docs.extend(markdown_in(&Path::new(ROOT).join("docs/catalogs")));
     docs.sort();
     docs.insert(0, Path::new(ROOT).join("README.md"));
     docs
@@ -98,4 +105,60 @@ fn the_readme_is_short_and_its_policy_example_loads() {
     if let Err(e) = icegate::core::policy::load_str("README.md", yaml) {
         panic!("the README's policy does not load: {e}");
     }
+}
+
+/// The tests a document cites: `` `tests/PATH::NAME` `` (a Rust `fn` or Python `def` in that file).
+fn cited_tests(text: &str) -> Vec<(String, String)> {
+    // a fence's three backticks would flip which spans are code
+    let text = text.replace("```", "");
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|code| code.starts_with("tests/"))
+        .filter_map(|code| code.split_once("::").map(|(path, name)| (path.to_owned(), name.to_owned())))
+        .collect()
+}
+
+/// The problems of one document's cited tests: a file that is gone, or a name it no longer defines.
+fn citation_problems(doc: &Path, text: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (path, name) in cited_tests(text) {
+        let Ok(source) = std::fs::read_to_string(Path::new(ROOT).join(&path)) else {
+            problems.push(format!("{}: cites `{path}`, which does not exist", doc.display()));
+            continue;
+        };
+        let defined = [format!("fn {name}("), format!("def {name}(")].iter().any(|d| source.contains(d.as_str()));
+        if !defined {
+            problems.push(format!("{}: cites `{path}::{name}`, which that file does not define", doc.display()));
+        }
+    }
+    problems
+}
+
+#[test]
+fn every_test_a_catalog_page_cites_exists() {
+    let pages = markdown_in(&Path::new(ROOT).join("docs/catalogs"));
+    assert!(pages.len() >= 9, "the index and a page per catalog (Polaris with Open Catalog): {pages:?}");
+    let mut problems = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        let cited = cited_tests(&text);
+        let is_index = page.file_name().is_some_and(|n| n == "README.md");
+        assert!(is_index || !cited.is_empty(), "{} cites no tests: {cited:?}", page.display());
+        assert!(is_index || text.contains("## What was tested"), "{} has no \"What was tested\"", page.display());
+        problems.extend(citation_problems(page, &text));
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
+fn the_citation_check_sees_a_missing_file_and_a_missing_test() {
+    let doc = Path::new(ROOT).join("docs/catalogs/x.md");
+    let text = "`tests/integration/docs.rs::every_test_a_catalog_page_cites_exists` \
+                `tests/integration/docs.rs::no_such_test` `tests/nope.rs::a` `tests/e2e/clients.py::duck` `not/a::test`";
+    assert_eq!(cited_tests(text).len(), 4);
+    let problems = citation_problems(&doc, text);
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(problems[0].contains("`tests/integration/docs.rs::no_such_test`, which that file does not define"));
+    assert!(problems[1].contains("`tests/nope.rs`, which does not exist"));
 }

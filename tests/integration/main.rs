@@ -13,6 +13,7 @@ mod analysis_props;
 mod architecture;
 mod attacks;
 mod catalog_prefixes;
+mod catalogs;
 mod cli;
 mod conformance;
 mod conformance_served;

@@ -16,7 +16,7 @@ fn sigv4(c: &mut icegate::config::Config) {
         Some(icegate::config::SigV4 { service: "glue".into(), region: "eu-west-1".into(), sts_endpoint: None });
 }
 
-fn chain(pairs: &[(&str, &str)]) -> impl FnOnce(&icegate::serve::state::Shared) {
+pub fn chain(pairs: &[(&str, &str)]) -> impl FnOnce(&icegate::serve::state::Shared) {
     let env = Env::from_pairs(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     move |shared| match shared.upstreams.lanes()[0].client.auth() {
         ServiceAuth::SigV4(signer) => signer.use_chain(Chain::new(env)),
@@ -24,11 +24,11 @@ fn chain(pairs: &[(&str, &str)]) -> impl FnOnce(&icegate::serve::state::Shared) 
     }
 }
 
-const KEYS: [(&str, &str); 3] =
+pub const KEYS: [(&str, &str); 3] =
     [("AWS_ACCESS_KEY_ID", "AKIDTEST"), ("AWS_SECRET_ACCESS_KEY", "secret-key"), ("AWS_SESSION_TOKEN", "session-tok")];
 
 /// `20261205T053921Z` as a time.
-fn amz_date(text: &str) -> SystemTime {
+pub fn amz_date(text: &str) -> SystemTime {
     let n = |r: std::ops::Range<usize>| text[r].parse::<i64>().unwrap();
     let (y, m, d) = (n(0..4), n(4..6), n(6..8));
     // days from civil (Howard Hinnant's algorithm)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The sidecar manifests (deploy/kubernetes/sidecar) run as a pod with podman, driven from the
-# host with PyIceberg through the pod's published port (docs/deploy.md "Running the sidecar
+# host with PyIceberg through the pod's published port (docs/deploy.md "Running the manifests
 # with podman"). Builds both images first (scripts/image.sh). Exits non-zero on any failure;
 # removes the pod and the volumes it made on exit, also after a failure, and clears what an
 # interrupted earlier run left.

@@ -1,7 +1,9 @@
 // The OpenID provider of tests/upstream_auth/run.sh: oidc-provider (a certified implementation)
 // issuing client-credentials JWT access tokens for the fake catalog's resource, expiring in
 // TOKEN_TTL seconds, signed with the RSA key of KEYS_FILE (made with kid KID when missing).
-// GET /test/stats says how many token requests it answered.
+// With TRINO_SECRET set, a third client `trino` (client_secret_post, as Iceberg's Java client
+// sends its credential) serves tests/e2e/trino_way.sh. GET /test/stats says how many token
+// requests it answered.
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import Provider from 'oidc-provider';
 import { generateKeyPair, exportJWK } from 'jose';
@@ -31,6 +33,7 @@ const provider = new Provider(`http://127.0.0.1:${port}`, {
   clients: [
     client('icegate', process.env.ICEGATE_SECRET, 'client_secret_post'),
     client('etl', process.env.ETL_SECRET, 'client_secret_basic'),
+    ...(process.env.TRINO_SECRET ? [client('trino', process.env.TRINO_SECRET, 'client_secret_post')] : []),
   ],
   jwks: { keys },
   scopes: ['catalog'],
@@ -53,13 +56,24 @@ const provider = new Provider(`http://127.0.0.1:${port}`, {
 });
 
 let tokenRequests = 0;
+let bearersDropped = 0;
 provider.use(async (ctx, next) => {
   if (ctx.method === 'GET' && ctx.path === '/test/stats') {
-    ctx.body = { token_requests: tokenRequests };
+    ctx.body = { token_requests: tokenRequests, bearers_dropped: bearersDropped };
     return;
   }
   if (ctx.method === 'POST' && ctx.path === '/token') {
     tokenRequests += 1;
+    // Iceberg's Java client (Trino's, with a credential and session type NONE) asks for a token
+    // per call carrying the catalog's own `Authorization: Bearer` besides client_secret in the
+    // body; oidc-provider refuses two client authentications (RFC 6749 §2.3), token endpoints
+    // that ignore an Authorization they do not use accept it. Only when the `trino` client is
+    // configured (tests/e2e/trino_way.sh) is such a Bearer dropped, as those endpoints would.
+    const auth = ctx.get('authorization');
+    if (process.env.TRINO_SECRET && auth.startsWith('Bearer ')) {
+      delete ctx.req.headers.authorization;
+      bearersDropped += 1;
+    }
   }
   await next();
 });

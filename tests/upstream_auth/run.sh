@@ -3,7 +3,7 @@
 #  1. oauth2: oidc-provider (npm, pinned in package-lock.json, run on this machine's Node 20)
 #     issues client-credentials JWTs that live TOKEN_TTL seconds; the fake catalog
 #     (fake_catalog.py) accepts only those, checked by PyJWT against the provider's JWKS; icegate
-#     in `oauth2` mode in front of it serves every request of a one-minute run by 8 workers across
+#     in `oauth2` mode in front of it serves every request of a three-minute run by 8 workers across
 #     the expiries, asks for about one token per lifetime, and recovers from a revoked token
 #     with one retry (drive.py oauth2).
 #  2. jwt identity on the same provider's JWKS with key rotation: a token of a new `kid` is
@@ -18,7 +18,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 HERE="$ROOT/tests/upstream_auth"
 . "$ROOT/tests/e2e/lib.sh"
 OUT="$ROOT/target/upstream-auth"
-SECONDS_RUN="${UPSTREAM_AUTH_SECONDS:-60}"
+SECONDS_RUN="${UPSTREAM_AUTH_SECONDS:-180}"
 TOKEN_TTL=10
 
 mkdir -p "$OUT/node"

@@ -27,8 +27,10 @@ const SECRET_WORDS: [&str; 6] = ["secret", "token", "password", "credential", "s
 /// The signer keys: clients must sign through icegate (docs/design.md §8).
 const SIGNER_KEYS: [&str; 4] = ["s3.signer.uri", "s3.signer.endpoint", "signer.uri", "signer.endpoint"];
 
-/// Whether a getConfig `defaults`/`overrides` key is removed: `uri` and the signer keys would
-/// send clients around icegate, `token` would let them authenticate as icegate,
+/// Whether a getConfig `defaults`/`overrides` key is removed: `uri`, any other key named as an
+/// address (`*.uri`, `*-uri`: Nessie's `nessie.iceberg-base-uri`, which its Spark extensions
+/// make the catalog's `uri` on a branch change, and `nessie.core-base-uri`) and the signer keys
+/// would send clients around icegate, `token` would let them authenticate as icegate,
 /// `namespace-separator` would make them use a separator icegate refuses; credentials never
 /// leave, nor does a key named like one. `header.*` keys are the catalog's instructions to
 /// clients and pass, except those naming a header icegate reads (`read_headers`, lower case):
@@ -40,6 +42,8 @@ fn removed_config_key(key: &str, extras: &[String], read_headers: &[String]) -> 
         return names_read_header(key, read_headers);
     }
     matches!(key, "uri" | "token" | "namespace-separator")
+        || lower.ends_with(".uri")
+        || lower.ends_with("-uri")
         || SIGNER_KEYS.contains(&key)
         || CREDENTIAL_KEYS.iter().any(|c| if c.ends_with('.') { key.starts_with(c) } else { key == *c })
         || extras.iter().any(|e| e == key)
@@ -117,6 +121,15 @@ mod tests {
         assert_eq!(v["overrides"], serde_json::json!({"prefix":"p","header.X-Api-Token":"h"}));
         assert_eq!(v["endpoints"], serde_json::json!(["GET /v1/{prefix}/namespaces"]));
         assert!(clean_config(b"nope", &config, |_| true).is_err());
+    }
+
+    #[test]
+    fn finding_config_loses_every_key_naming_an_address_clients_would_follow() {
+        let body = br#"{"defaults":{"nessie.core-base-uri":"http://nessie/api/","OAuth2-Server-URI":"http://nessie/token","s3.endpoint":"http://minio:9000"},"overrides":{"nessie.iceberg-base-uri":"http://nessie/iceberg/","nessie.catalog-base-uri":"http://nessie/catalog/v1/","nessie.default-branch.name":"main","uri-style":"kept"}}"#;
+        let cleaned = clean_config(body, &crate::config::Config::default(), |_| true).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&cleaned).unwrap();
+        assert_eq!(v["defaults"], serde_json::json!({"s3.endpoint":"http://minio:9000"}));
+        assert_eq!(v["overrides"], serde_json::json!({"nessie.default-branch.name":"main","uri-style":"kept"}));
     }
 
     #[test]
