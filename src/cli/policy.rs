@@ -135,8 +135,10 @@ pub fn check(path: &Path, config: Option<&Path>) -> ExitCode {
 }
 
 /// What a policy and a serving config disagree on (docs/design.md §7): a policy catalog no
-/// upstream serves is 403 on every request, and an upstream's catalog the policy does not name
-/// serves nobody; warnings, since either may be on purpose while a policy or a config changes.
+/// upstream serves is 403 on every request, an upstream's catalog the policy does not name
+/// serves nobody, and a default upstream that does not serve the default catalog answers
+/// getConfig for clients whose requests may go elsewhere; warnings, since any may be on purpose
+/// while a policy or a config changes.
 fn serving_warnings(snapshot: &Snapshot, config: &crate::config::Config) -> Vec<String> {
     let Some(served) = crate::serve::upstreams::served_catalogs(config) else { return Vec::new() };
     let named = snapshot.catalog_names();
@@ -145,7 +147,20 @@ fn serving_warnings(snapshot: &Snapshot, config: &crate::config::Config) -> Vec<
         .filter(|c| !served.contains(c))
         .map(|c| format!("catalog `{c}` is served by no upstream: every request to it is refused (403)"))
         .collect();
-    for entry in config.upstream_entries() {
+    // getConfig without `warehouse` goes to the default upstream; an answer without a `prefix`
+    // sends its clients' unprefixed requests to the default catalog's upstream
+    let entries = config.upstream_entries();
+    if let (Some(default), Some(catalog)) = (entries.iter().find(|e| e.default), snapshot.catalog_for_prefix(None))
+        && !default.catalogs.unwrap_or_default().iter().any(|c| c == catalog)
+    {
+        warnings.push(format!(
+            "the default upstream `{}` does not serve the default catalog `{catalog}`: a getConfig without \
+             `warehouse` is answered by `{}`, and when that answer has no `prefix`, its clients' requests \
+             go to the upstream of `{catalog}`",
+            default.name, default.name
+        ));
+    }
+    for entry in &entries {
         for c in entry.catalogs.unwrap_or_default() {
             if !named.contains(c) {
                 warnings

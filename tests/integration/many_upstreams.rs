@@ -184,6 +184,31 @@ async fn a_config_prefix_of_another_upstreams_catalog_is_a_502() {
     assert_eq!(get(&t.gate, "/v1/config?warehouse=lake").await.status, 200, "rest may name its own catalog");
 }
 
+/// An answer without a `prefix` is relayed whichever upstream gave it (docs/design.md §7): a
+/// client of a catalog that never answers with one (Iceberg's REST server) sets its own `prefix`,
+/// which icegate cannot see, and each of its requests is routed by its own path's catalog.
+#[tokio::test]
+async fn a_config_answer_without_a_prefix_is_relayed_and_requests_go_by_their_own_prefix() {
+    let no_prefix = |r: &Recorded| {
+        if r.target.contains("/v1/config") {
+            Reply::json(200, json!({"defaults": {"warehouse": "s3://glue"}, "overrides": {}}))
+        } else {
+            Reply::ok()
+        }
+    };
+    let (rest, glue) = (FakeUpstream::start(catalog("prod")).await, FakeUpstream::start(no_prefix).await);
+    let text = config_text(&rest.url(""), &glue.url(""), "default = true", "");
+    let t = start_text(&text, rest, glue, false).await;
+    let a = get(&t.gate, "/v1/config?warehouse=123456789012").await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    assert_eq!(a.json()["defaults"]["warehouse"], "s3://glue");
+    assert_eq!(get(&t.gate, "/v1/analytics/namespaces/db").await.status, 200, "the client's own prefix");
+    assert_eq!(targets(&t.glue), ["GET /v1/config?warehouse=123456789012", "GET /v1/analytics/namespaces/db"]);
+    // without a prefix of its own, a client's requests are the default catalog's: rest's
+    assert_eq!(get(&t.gate, "/v1/namespaces/db").await.status, 200);
+    assert_eq!(targets(&t.rest), ["GET /v1/namespaces/db"]);
+}
+
 #[tokio::test]
 async fn one_upstream_down_leaves_the_other_serving() {
     let rest = FakeUpstream::start(catalog("prod")).await;
@@ -342,4 +367,81 @@ fn check_with_a_config_warns_about_catalogs_no_upstream_serves() {
     let out = icegate(&["check", "--config", both.to_str().unwrap(), "--policy", policy.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("invalid `upstreams`: set either `[upstream]`"), "{}", stderr(&out));
+}
+
+#[test]
+fn check_with_a_config_warns_when_the_default_upstream_does_not_serve_the_default_catalog() {
+    use crate::cli::{icegate, stderr};
+    let dir = TempDir::new("many-upstreams-check-default");
+    let policy = dir.write("p.yaml", POLICY);
+    let check = |rest_extra: &str, glue_extra: &str| {
+        let text = config_text("http://127.0.0.1:1", "http://127.0.0.1:2", rest_extra, glue_extra);
+        let config = dir.write("icegate.toml", &text);
+        let out = icegate(&["check", "--config", config.to_str().unwrap(), "--policy", policy.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stderr(&out)
+    };
+    // glue (analytics) answers getConfig without a warehouse, but unprefixed requests go to prod's rest
+    let err = check("", "default = true");
+    assert!(
+        err.contains("warning: the default upstream `glue` does not serve the default catalog `prod`"),
+        "{err}"
+    );
+    assert!(!check("default = true", "").contains("does not serve the default catalog"));
+    assert!(!check("", "").contains("does not serve the default catalog"), "no default upstream: nothing to say");
+}
+
+/// Each fetched credential's metrics are its upstream's series (docs/operations.md): a failing
+/// token endpoint, a held token and a 401 retry are counted on the upstream they happened to.
+#[tokio::test]
+async fn upstream_auth_metrics_carry_each_upstreams_label() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let failing = FakeUpstream::start(|_: &Recorded| Reply::json(500, json!({"error": "down"}))).await;
+    let issued = std::sync::atomic::AtomicUsize::new(0);
+    let idp = FakeUpstream::start(move |_: &Recorded| {
+        let n = issued.fetch_add(1, Ordering::SeqCst) + 1;
+        Reply::json(200, json!({"access_token": format!("glue-{n}"), "token_type": "bearer", "expires_in": 3600}))
+    })
+    .await;
+    // glue refuses its first token once, as an upstream that revoked it would
+    let refused = AtomicBool::new(false);
+    let glue = FakeUpstream::start(move |r: &Recorded| {
+        if r.header("authorization") == Some("Bearer glue-1") && !refused.swap(true, Ordering::SeqCst) {
+            Reply::json(401, json!({"error": {"message": "expired", "type": "NotAuthorizedException", "code": 401}}))
+        } else {
+            catalog("analytics")(r)
+        }
+    })
+    .await;
+    let rest = FakeUpstream::start(catalog("prod")).await;
+    let dir = TempDir::new("many-upstreams-auth-metrics");
+    let secret = dir.write("secret", "s3cr3t\n");
+    let oauth2 = |endpoint: String| {
+        format!(
+            "auth = \"oauth2\"\n[upstreams.oauth2]\ntoken_endpoint = \"{endpoint}\"\nclient_id = \"icegate\"\nclient_secret_file = \"{}\"",
+            secret.display()
+        )
+    };
+    let text = config_text(&rest.url(""), &glue.url(""), &oauth2(failing.url("/token")), &oauth2(idp.url("/token")));
+    let t = start_text(&text, rest, glue, false).await;
+    let a = get(&t.gate, "/v1/prod/namespaces/db/tables/t").await;
+    assert!(a.status >= 500, "rest has no token: {}", a.text());
+    t.rest.assert_untouched();
+    let a = get(&t.gate, "/v1/analytics/namespaces/db/tables/t").await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    assert_eq!(idp.requests().len(), 2, "glue's token, then a fresh one after the 401");
+    let metrics = t.shared.metrics.render();
+    for line in [
+        "icegate_upstream_auth_refreshes_total{upstream=\"rest\",result=\"failure\"} 1",
+        "icegate_upstream_auth_refreshes_total{upstream=\"glue\",result=\"ok\"} 2",
+        "icegate_upstream_auth_held{upstream=\"rest\"} 0",
+        "icegate_upstream_auth_held{upstream=\"glue\"} 1",
+        "icegate_upstream_auth_retries_total{upstream=\"rest\"} 0",
+        "icegate_upstream_auth_retries_total{upstream=\"glue\"} 1",
+        "icegate_upstream_auth_expiry_timestamp_seconds{upstream=\"rest\"} 0",
+    ] {
+        assert!(metrics.contains(line), "{line} not in\n{metrics}");
+    }
+    assert!(!metrics.contains("upstream_auth_refreshes_total{upstream=\"glue\",result=\"failure\"}"), "{metrics}");
+    assert!(!metrics.contains("upstream=\"default\""), "no series of an upstream that does not exist: {metrics}");
 }
