@@ -383,10 +383,7 @@ fn check_with_a_config_warns_when_the_default_upstream_does_not_serve_the_defaul
     };
     // glue (analytics) answers getConfig without a warehouse, but unprefixed requests go to prod's rest
     let err = check("", "default = true");
-    assert!(
-        err.contains("warning: the default upstream `glue` does not serve the default catalog `prod`"),
-        "{err}"
-    );
+    assert!(err.contains("warning: the default upstream `glue` does not serve the default catalog `prod`"), "{err}");
     assert!(!check("default = true", "").contains("does not serve the default catalog"));
     assert!(!check("", "").contains("does not serve the default catalog"), "no default upstream: nothing to say");
 }
