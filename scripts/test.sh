@@ -32,7 +32,8 @@ What the full run does, in order:
      (Iceberg's Java client built as Trino builds it, OAUTH2 tokens from oidc-provider), each
      through icegate to the dev catalog (remote signing to a small catalog and signer of the
      test's own); transparency: with an allow-all policy the same results and bodies through
-     icegate as directly
+     icegate as directly; two dev catalogs behind one icegate (`[[upstreams]]`: routing by
+     catalog and by getConfig's warehouse, one upstream stopped)
   7. tests/upstream_auth/run.sh: icegate's own credentials for the upstream: oauth2 against
      oidc-provider's short-lived tokens for three minutes (a catalog that checks them on the JWKS),
      the jwt provider through a key rotation, sigv4 verified by botocore (about 3.5 minutes)

@@ -24,6 +24,10 @@ enum Command {
     Check {
         #[arg(long)]
         policy: PathBuf,
+        /// A serving config: also warn about policy catalogs no upstream serves, and upstreams
+        /// naming catalogs the policy does not have.
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
     /// Decide one request offline and print the decision as JSON.
     Explain(policy::ExplainArgs),
@@ -70,7 +74,7 @@ pub fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Check { policy } => policy::check(&policy),
+        Command::Check { policy, config } => policy::check(&policy, config.as_deref()),
         Command::Explain(args) => policy::explain(&args),
         Command::Serve(args) => serve(args),
         Command::Owners(args) => crate::cli::owners::main(&args),

@@ -103,11 +103,25 @@ pub(crate) fn print_errors(e: &LoadError) {
     }
 }
 
-pub fn check(path: &Path) -> ExitCode {
+pub fn check(path: &Path, config: Option<&Path>) -> ExitCode {
+    let config = match config.map(|file| {
+        let overrides = crate::config::Overrides { policy: Some(path.to_owned()), ..Default::default() };
+        super::run::load_config(Some(file), overrides)
+    }) {
+        Some(Err(e)) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+        Some(Ok(c)) => Some(c),
+        None => None,
+    };
     match policy::load_path(path) {
         Ok(Loaded { snapshot, warnings }) => {
             let mut err = std::io::stderr().lock();
             for w in &warnings {
+                let _ = writeln!(err, "warning: {w}");
+            }
+            for w in config.as_ref().map(|c| serving_warnings(&snapshot, c)).unwrap_or_default() {
                 let _ = writeln!(err, "warning: {w}");
             }
             println!("{}", snapshot.stats());
@@ -118,6 +132,43 @@ pub fn check(path: &Path) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// What a policy and a serving config disagree on (docs/design.md §7): a policy catalog no
+/// upstream serves is 403 on every request, an upstream's catalog the policy does not name
+/// serves nobody, and a default upstream that does not serve the default catalog answers
+/// getConfig for clients whose requests may go elsewhere; warnings, since any may be on purpose
+/// while a policy or a config changes.
+fn serving_warnings(snapshot: &Snapshot, config: &crate::config::Config) -> Vec<String> {
+    let Some(served) = crate::serve::upstreams::served_catalogs(config) else { return Vec::new() };
+    let named = snapshot.catalog_names();
+    let mut warnings: Vec<String> = named
+        .iter()
+        .filter(|c| !served.contains(c))
+        .map(|c| format!("catalog `{c}` is served by no upstream: every request to it is refused (403)"))
+        .collect();
+    // getConfig without `warehouse` goes to the default upstream; an answer without a `prefix`
+    // sends its clients' unprefixed requests to the default catalog's upstream
+    let entries = config.upstream_entries();
+    if let (Some(default), Some(catalog)) = (entries.iter().find(|e| e.default), snapshot.catalog_for_prefix(None))
+        && !default.catalogs.unwrap_or_default().iter().any(|c| c == catalog)
+    {
+        warnings.push(format!(
+            "the default upstream `{}` does not serve the default catalog `{catalog}`: a getConfig without \
+             `warehouse` is answered by `{}`, and when that answer has no `prefix`, its clients' requests \
+             go to the upstream of `{catalog}`",
+            default.name, default.name
+        ));
+    }
+    for entry in &entries {
+        for c in entry.catalogs.unwrap_or_default() {
+            if !named.contains(c) {
+                warnings
+                    .push(format!("upstream `{}` serves catalog `{c}`, which the policy does not name", entry.name));
+            }
+        }
+    }
+    warnings
 }
 
 fn read_file(what: &str, path: &Path) -> Result<Vec<u8>, ExitCode> {
@@ -142,7 +193,9 @@ fn explain_context(args: &ExplainArgs) -> Result<(Snapshot, Settings, Arc<OwnerI
                 eprintln!("error: {e}");
                 ExitCode::from(2)
             })?;
-            (config.policy.clone().unwrap_or_default(), crate::serve::state::settings(&config), owners)
+            // explain decides without upstreams: a catalog is decided whichever upstream serves it
+            let settings = Settings { served_catalogs: None, ..crate::serve::state::settings(&config) };
+            (config.policy.clone().unwrap_or_default(), settings, owners)
         }
     };
     if let Some(mode) = args.ownership {

@@ -1,9 +1,9 @@
 //! `icegate serve`: config → first snapshot (fail fast: never serve without a policy) →
 //! upstream client → listener, until SIGTERM or Ctrl-C.
 
-use crate::config::{Config, ConfigError, parse_upstream};
-use crate::serve::forward::Upstream;
+use crate::config::{Config, ConfigError};
 use crate::serve::state::Shared;
+use crate::serve::upstreams::Upstreams;
 use std::time::Duration;
 use thiserror::Error;
 
@@ -44,11 +44,18 @@ fn check(config: &Config) -> Result<(), ConfigError> {
     {
         return Err(ConfigError::Invalid { key: "lists.page_token_key", message: "expected 64 hex characters".into() });
     }
-    crate::serve::vending::validate(&config.credentials)
+    for entry in config.upstream_entries() {
+        crate::serve::vending::validate(&entry.credentials).map_err(|e| match (e, config.many_upstreams()) {
+            (ConfigError::Invalid { key, message }, true) => {
+                ConfigError::InvalidUpstream { name: entry.name.clone(), key: key.to_owned(), message }
+            }
+            (e, _) => e,
+        })?;
+    }
+    Ok(())
 }
 
 pub fn run(config: Config) -> Result<(), RunError> {
-    let url = parse_upstream(config.upstream.url.as_deref().unwrap_or_default())?;
     let policy = config.policy.clone().ok_or(crate::config::ConfigError::NoPolicy)?;
     let loaded = crate::core::policy::load_path(&policy)?;
     for w in &loaded.warnings {
@@ -68,7 +75,7 @@ pub fn run(config: Config) -> Result<(), RunError> {
     let park = crate::ops::audit::ParkFlush::default();
     let runtime = runtime(&config.runtime, &park).map_err(RunError::Runtime)?;
     runtime.block_on(async move {
-        let upstream = Upstream::new(url, &config.upstream)?;
+        let upstreams = Upstreams::from_config(&config, crate::core::clock::Clock::real())?;
         let tls = config.tls.as_ref().map(crate::net::server_config).transpose()?;
         let (listen, admin_listen) = (config.listen, config.admin_listen);
         let bind = |addr| async move {
@@ -78,7 +85,7 @@ pub fn run(config: Config) -> Result<(), RunError> {
         let admin = bind(admin_listen).await?;
         let grace = Duration::from_secs(config.shutdown_grace_seconds);
         let stats = loaded.snapshot.stats();
-        let shared = Shared::with_shadow(config, loaded.snapshot, shadow, upstream);
+        let shared = Shared::with_shadow(config, loaded.snapshot, shadow, upstreams);
         if let Some(why) = shared.owners.startup_error() {
             return Err(RunError::Owners(owners_hint(why, shared.owners.config().kind())));
         }
@@ -91,8 +98,7 @@ pub fn run(config: Config) -> Result<(), RunError> {
             tracing::error!(error = %e, "cannot read the ownership store; owners by creation apply once it is reachable");
         }
         crate::serve::ownership::publish(&shared);
-        let reachable = crate::serve::admin::probe_once(&shared).await;
-        shared.health.upstream_reachable.store(reachable, std::sync::atomic::Ordering::Relaxed);
+        crate::serve::admin::probe_all(&shared).await;
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let until_stopped = move || {
             let mut rx = stopped.clone();
@@ -107,7 +113,10 @@ pub fn run(config: Config) -> Result<(), RunError> {
             tokio::spawn(crate::ops::reload::run(shared.clone(), until_stopped())),
             tokio::spawn(crate::serve::ownership::run(shared.clone(), until_stopped())),
         ];
-        tracing::info!(%listen, admin = %admin_addr, upstream = shared.upstream.authority(), policy = %stats, "icegate listening");
+        let upstreams: Vec<String> =
+            shared.upstreams.lanes().iter().map(|l| format!("{}={}", l.name, l.client.authority())).collect();
+        let upstreams = upstreams.join(",");
+        tracing::info!(%listen, admin = %admin_addr, %upstreams, policy = %stats, "icegate listening");
         crate::serve::server::serve_with(shared.clone(), listener, tls, shutdown_signal(), grace).await;
         let _ = stop.send(true);
         for task in tasks {

@@ -39,6 +39,19 @@ pub struct Credentials {
     pub signing: Signing,
 }
 
+/// `[upstreams.credentials]`: the `[credentials]` settings an upstream sets for itself; each
+/// key left out is the `[credentials]` one (docs/config.md).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CredentialOverrides {
+    /// `credentials.mode` for this upstream's tables.
+    pub mode: Option<Mode>,
+    /// `credentials.signing.signer` for this upstream's tables.
+    pub signer: Option<Signer>,
+    /// `credentials.signing.signer_origins` for this upstream (its own origin is always one).
+    pub signer_origins: Option<Vec<String>>,
+}
+
 /// `[credentials.signing]` (docs/design.md §8).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -17,4 +17,7 @@ pub enum ConfigError {
     BadUpstream(String),
     #[error("invalid `{key}`: {message}")]
     Invalid { key: &'static str, message: String },
+    /// A setting of one `[[upstreams]]` entry.
+    #[error("invalid `{key}` of upstream `{name}`: {message}")]
+    InvalidUpstream { name: String, key: String, message: String },
 }

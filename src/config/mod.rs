@@ -7,6 +7,7 @@ pub mod identity;
 pub mod owners;
 pub mod upstream;
 pub mod upstream_auth;
+pub mod upstreams;
 
 pub use credentials::Credentials;
 pub use error::ConfigError;
@@ -34,6 +35,8 @@ pub struct Config {
     /// Serve HTTPS (and with a client CA, require client certificates).
     pub tls: Option<ListenerTls>,
     pub upstream: Upstream,
+    /// `[[upstreams]]`: several upstreams, each serving its catalogs (docs/design.md §7).
+    pub upstreams: Vec<Upstream>,
     pub identity: Identity,
     pub narrowing: Narrowing,
     pub limits: Limits,
@@ -57,6 +60,7 @@ impl Default for Config {
             reload: Reload::default(),
             tls: None,
             upstream: Upstream::default(),
+            upstreams: Vec::new(),
             identity: Identity::default(),
             narrowing: Narrowing::default(),
             limits: Limits::default(),
@@ -226,13 +230,19 @@ pub struct Overrides {
 impl Config {
     /// Reads `file` (when given), applies `overrides`, and checks what must be set.
     pub fn load(file: Option<&Path>, overrides: Overrides) -> Result<Self, ConfigError> {
+        let mut both_forms = false;
         let mut config = match file {
             None => Config::default(),
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
-                toml::from_str(&text)
-                    .map_err(|e| ConfigError::Parse { path: path.to_owned(), message: e.to_string() })?
+                let parse = |e: toml::de::Error| ConfigError::Parse { path: path.to_owned(), message: e.to_string() };
+                let config: Config = toml::from_str(&text).map_err(parse)?;
+                // `[upstream]` is read into its defaults when absent: whether the file has it is
+                // read from the text
+                let raw: toml::Table = toml::from_str(&text).map_err(parse)?;
+                both_forms = raw.contains_key("upstream") && raw.contains_key("upstreams");
+                config
             }
         };
         if let Some(v) = overrides.listen {
@@ -254,16 +264,32 @@ impl Config {
         )?;
         let service = config.upstream.service_authorization_file.clone();
         read_secret(&mut config.upstream.service_authorization, service.as_deref(), "upstream.service_authorization")?;
-        config.validate()?;
+        for upstream in &mut config.upstreams {
+            let service = upstream.service_authorization_file.clone();
+            let name = upstream.name.clone().unwrap_or_default();
+            read_secret(&mut upstream.service_authorization, service.as_deref(), "upstreams.service_authorization")
+                .map_err(|e| match e {
+                    ConfigError::Invalid { key, message } => {
+                        ConfigError::InvalidUpstream { name, key: key.to_owned(), message }
+                    }
+                    other => other,
+                })?;
+        }
+        config.validate_with(both_forms)?;
         Ok(config)
     }
 
+    #[cfg(test)]
     fn validate(&self) -> Result<(), ConfigError> {
-        parse_upstream(self.upstream.url.as_deref().ok_or(ConfigError::NoUpstream)?)?;
+        self.validate_with(false)
+    }
+
+    /// `both_forms`: the file has `[upstream]` and `[[upstreams]]`.
+    fn validate_with(&self, both_forms: bool) -> Result<(), ConfigError> {
+        upstreams::validate(self, both_forms)?;
         if self.policy.is_none() {
             return Err(ConfigError::NoPolicy);
         }
-        upstream_auth::validate(&self.upstream)?;
         if !self.base_path.is_empty() && (!self.base_path.starts_with('/') || self.base_path.ends_with('/')) {
             return Err(ConfigError::Invalid {
                 key: "base_path",
@@ -284,15 +310,6 @@ impl Config {
                 message: "name at least one provider".into(),
             });
         }
-        if let Some(probe) = &self.upstream.readiness_probe
-            && (!probe.starts_with('/') || probe.parse::<http::uri::PathAndQuery>().is_err())
-        {
-            return Err(ConfigError::Invalid {
-                key: "upstream.readiness_probe",
-                message: format!("`{probe}` is not a path (and query) starting with `/`"),
-            });
-        }
-        self.credentials.validate()?;
         self.owners.validate()?;
         Ok(())
     }

@@ -1,4 +1,6 @@
-//! `[upstream]`: the catalog icegate stands in front of, and how it is reached.
+//! `[upstream]`: the catalog icegate stands in front of, and how it is reached; each
+//! `[[upstreams]]` entry has the same keys, and the ones that say which catalogs it serves
+//! (docs/design.md §7 "One gate, many catalogs"; `super::upstreams` checks them).
 
 use super::error::ConfigError;
 use super::upstream_auth::{OAuth2, SigV4};
@@ -53,6 +55,17 @@ pub struct Upstream {
     pub oauth2: Option<OAuth2>,
     /// The service and region of `auth = "sigv4"`.
     pub sigv4: Option<SigV4>,
+    /// `[[upstreams]]`: the upstream's name, in `/readyz`, audit lines and metric labels
+    /// (the single `[upstream]` is `default` unless named).
+    pub name: Option<String>,
+    /// `[[upstreams]]`: the policy catalogs this upstream serves.
+    pub catalogs: Vec<String>,
+    /// `[[upstreams]]`: the getConfig `warehouse` values this upstream answers.
+    pub warehouses: Vec<String>,
+    /// `[[upstreams]]`: getConfig without `warehouse`, and getToken, go to this upstream.
+    pub default: bool,
+    /// `[upstreams.credentials]`: this upstream's own `[credentials]` settings.
+    pub credentials: Option<super::credentials::CredentialOverrides>,
 }
 
 impl Default for Upstream {
@@ -70,6 +83,11 @@ impl Default for Upstream {
             readiness_probe: None,
             oauth2: None,
             sigv4: None,
+            name: None,
+            catalogs: Vec::new(),
+            warehouses: Vec::new(),
+            default: false,
+            credentials: None,
         }
     }
 }

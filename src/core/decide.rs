@@ -26,6 +26,9 @@ pub struct Settings {
     pub namespace_separators: Vec<String>,
     pub max_body_bytes: usize,
     pub ownership: OwnershipMode,
+    /// The catalogs some upstream serves (docs/design.md §7 "One gate, many catalogs"); `None`:
+    /// every catalog (one upstream, or no upstream at all, as `explain` decides).
+    pub served_catalogs: Option<Vec<String>>,
 }
 
 impl Default for Settings {
@@ -35,6 +38,7 @@ impl Default for Settings {
             namespace_separators: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             ownership: OwnershipMode::Always,
+            served_catalogs: None,
         }
     }
 }
@@ -156,6 +160,16 @@ pub fn classify_stage<'a>(
         (None, Some(prefix)) => Err(Stop::plain(Refused::UnknownPrefix { prefix: prefix.clone() }, None)),
         (None, None) => Err(Stop::plain(Refused::NoCatalog, None)),
     }
+}
+
+/// The end of stage `classify` on the served path: a catalog no upstream serves is refused
+/// before anything is asked of an upstream (docs/design.md §7).
+pub fn served_stage(settings: &Settings, route: &Route, catalog: &str) -> Result<(), Stop> {
+    let Some(served) = &settings.served_catalogs else { return Ok(()) };
+    if !route.operation.names_catalog() || served.iter().any(|c| c == catalog) {
+        return Ok(());
+    }
+    Err(Stop::plain(Refused::Unserved { prefix: route.prefix.clone() }, Some(route.operation)))
 }
 
 /// Stage `narrow`: a known, enabled user, then its held and active roles. `Ok(None)` for

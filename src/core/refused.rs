@@ -28,6 +28,10 @@ pub enum Refused {
     UnknownPrefix { prefix: String },
     #[error("a catalog prefix is required: the policy sets no `default_catalog`")]
     NoCatalog,
+    /// A catalog of the policy that no upstream of this icegate serves (docs/design.md §7): names
+    /// the prefix the caller sent, never the catalog the policy maps it to.
+    #[error("{}", unserved(prefix.as_deref()))]
+    Unserved { prefix: Option<String> },
     #[error("{0}")]
     Narrow(NarrowError),
     /// A denied operation: names the operation and the object the caller named (empty when it
@@ -98,6 +102,13 @@ pub enum Refused {
     Restricted { operation: OperationId, table: String },
 }
 
+fn unserved(prefix: Option<&str>) -> String {
+    match prefix {
+        Some(p) => format!("catalog prefix `{p}` is not served: no upstream of this icegate serves its catalog"),
+        None => "the default catalog is not served: no upstream of this icegate serves it".to_owned(),
+    }
+}
+
 fn denied(operation: OperationId, object: &str) -> String {
     match object {
         "" => format!("not authorized to {operation}"),
@@ -113,6 +124,7 @@ impl Refused {
             Self::UnknownRoute { .. }
             | Self::UnknownPrefix { .. }
             | Self::NoCatalog
+            | Self::Unserved { .. }
             | Self::Narrow(_)
             | Self::Denied { .. }
             | Self::Rename { .. }
@@ -137,6 +149,7 @@ impl Refused {
             Self::UnknownRoute { .. }
             | Self::UnknownPrefix { .. }
             | Self::NoCatalog
+            | Self::Unserved { .. }
             | Self::Narrow(_)
             | Self::Denied { .. }
             | Self::Rename { .. }

@@ -126,6 +126,7 @@ pub async fn sequence<A: Answers>(
     let Some(route) = parsed else { return Err(decide::unknown_route(request.method).lift()) };
     let op = route.operation;
     answers.classified(&route, &catalog);
+    decide::served_stage(settings, &route, &catalog).map_err(Stop::lift)?;
 
     // narrow
     let Some(narrowed) = decide::narrow_stage(snap, settings, request.principal, &header, op).map_err(Stop::lift)?

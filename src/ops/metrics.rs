@@ -34,24 +34,67 @@ pub struct OperationLabels {
     pub operation: String,
 }
 
-/// The metrics of one upstream's service credential (docs/operations.md): kept by the credential
-/// itself, which exists before the registry, and registered into it by [`Metrics::register_upstream_auth`].
+/// The `upstream` label of the metrics that concern one upstream (docs/design.md §7).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct UpstreamLabels {
+    pub upstream: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct UpstreamResultLabels {
+    pub upstream: String,
+    pub result: String,
+}
+
+/// The families of the upstream credentials' metrics, one per process, labelled by upstream.
 #[derive(Clone, Debug, Default)]
+pub struct UpstreamAuthFamilies {
+    pub refreshes: Family<UpstreamResultLabels, Counter>,
+    pub retries: Family<UpstreamLabels, Counter>,
+    pub held: Family<UpstreamLabels, Gauge>,
+    pub expiry: Family<UpstreamLabels, Gauge>,
+}
+
+/// The metrics of one upstream's service credential (docs/operations.md): kept by the credential
+/// itself, which exists before the registry, in families [`Metrics::register_upstream_auth`]
+/// registers into it.
+#[derive(Clone, Debug)]
 pub struct UpstreamAuthMetrics {
-    /// Token fetches (`oauth2`) or AWS credential lookups (`sigv4`), `ok` or `failure`.
-    pub refreshes: Family<ResultLabels, Counter>,
-    /// Requests sent again with a fresh token after the upstream answered 401.
-    pub retries: Counter,
-    /// 1 while a token or credentials are held.
-    pub held: Gauge,
-    /// When the held token or credentials expire, in seconds since the Unix epoch (0: no expiry).
-    pub expiry: Gauge,
+    families: UpstreamAuthFamilies,
+    upstream: UpstreamLabels,
+    retries: Counter,
+    held: Gauge,
+    expiry: Gauge,
+}
+
+impl Default for UpstreamAuthMetrics {
+    fn default() -> Self {
+        Self::new(&UpstreamAuthFamilies::default(), crate::config::upstreams::DEFAULT_NAME)
+    }
 }
 
 impl UpstreamAuthMetrics {
+    /// The metrics of the credential of `upstream`, in `families`.
+    pub fn new(families: &UpstreamAuthFamilies, upstream: &str) -> Self {
+        let label = UpstreamLabels { upstream: upstream.to_owned() };
+        Self {
+            retries: families.retries.get_or_create(&label).clone(),
+            held: families.held.get_or_create(&label).clone(),
+            expiry: families.expiry.get_or_create(&label).clone(),
+            families: families.clone(),
+            upstream: label,
+        }
+    }
+
+    /// The families these metrics are in.
+    pub fn families(&self) -> &UpstreamAuthFamilies {
+        &self.families
+    }
+
     pub fn refreshed(&self, ok: bool) {
         let result = if ok { "ok" } else { "failure" };
-        self.refreshes.get_or_create(&ResultLabels { result: result.to_owned() }).inc();
+        let labels = UpstreamResultLabels { upstream: self.upstream.upstream.clone(), result: result.to_owned() };
+        self.families.refreshes.get_or_create(&labels).inc();
     }
 
     /// A token or credentials were obtained, expiring at `expiry`.
@@ -60,6 +103,21 @@ impl UpstreamAuthMetrics {
         let at = expiry.and_then(|e| e.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs());
         self.expiry.set(i64::try_from(at).unwrap_or(i64::MAX));
     }
+
+    /// The token or credentials were let go (refused or expired without a new one).
+    pub fn dropped(&self) {
+        self.held.set(0);
+    }
+
+    /// A request was sent again with a fresh token after a 401.
+    pub fn retried(&self) {
+        self.retries.inc();
+    }
+}
+
+/// The per-upstream histogram of the upstream's time to headers.
+fn upstream_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.000_5, 2.0, 16))
 }
 
 /// Every metric icegate exports.
@@ -69,8 +127,8 @@ pub struct Metrics {
     pub requests: Family<RequestLabels, Counter>,
     /// Time from the request's arrival to the decision (forward or refuse).
     pub decision_seconds: Histogram,
-    /// Time the upstream took to answer with headers.
-    pub upstream_seconds: Histogram,
+    /// Time the upstream took to answer with headers, by upstream.
+    pub upstream_seconds: Family<UpstreamLabels, Histogram, fn() -> Histogram>,
     pub reloads: Family<ResultLabels, Counter>,
     pub generation: Gauge,
     pub stale: Gauge,
@@ -80,7 +138,8 @@ pub struct Metrics {
     /// Requests given no shadow decision because too many were pending.
     pub shadow_skipped: Counter,
     pub open_connections: Gauge,
-    pub upstream_reachable: Gauge,
+    /// 1 when the upstream answered its last probe, by upstream.
+    pub upstream_reachable: Family<UpstreamLabels, Gauge>,
     /// Records in this process's view of the ownership store.
     pub owners_records: Gauge,
     /// Ownership store events: `refused` (503 before forwarding), `pending` (left for
@@ -102,7 +161,8 @@ impl Metrics {
         // 50 µs to about 6.5 s.
         let decision_seconds = Histogram::new(exponential_buckets(0.000_05, 2.0, 18));
         registry.register("decision_duration_seconds", "Time to decide a request", decision_seconds.clone());
-        let upstream_seconds = Histogram::new(exponential_buckets(0.000_5, 2.0, 16));
+        let upstream_seconds: Family<UpstreamLabels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(upstream_histogram);
         registry.register(
             "upstream_duration_seconds",
             "Time the upstream took to answer a forwarded request",
@@ -132,7 +192,7 @@ impl Metrics {
         );
         let open_connections = Gauge::default();
         registry.register("open_connections", "Client connections open now", open_connections.clone());
-        let upstream_reachable = Gauge::default();
+        let upstream_reachable = Family::<UpstreamLabels, Gauge>::default();
         registry.register(
             "upstream_reachable",
             "1 when the upstream answered its last probe",
@@ -165,8 +225,8 @@ impl Metrics {
         }
     }
 
-    /// Exports `auth`, the metrics of the upstream's service credential.
-    pub fn register_upstream_auth(&mut self, auth: &UpstreamAuthMetrics) {
+    /// Exports `auth`, the metrics of the upstreams' service credentials.
+    pub fn register_upstream_auth(&mut self, auth: &UpstreamAuthFamilies) {
         let r = &mut self.registry;
         r.register(
             "upstream_auth_refreshes",

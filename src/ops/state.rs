@@ -66,26 +66,11 @@ impl Published {
     }
 }
 
-/// What `/readyz` reports besides the decision state.
+/// What `/readyz` reports besides the decision state and the upstreams' own health.
 #[derive(Debug, Default)]
 pub struct Health {
     /// The last reload failed; an older policy serves.
     pub stale: std::sync::atomic::AtomicBool,
-    pub upstream_reachable: std::sync::atomic::AtomicBool,
-    /// The query of the last getConfig a client sent that the upstream answered 2xx (e.g.
-    /// `warehouse=lake`), which the readiness probe sends too unless one is configured.
-    pub config_query: std::sync::Mutex<Option<String>>,
-}
-
-impl Health {
-    /// Remembers a getConfig's query that the upstream accepted.
-    pub fn accepted_config_query(&self, query: &str) {
-        if let Ok(mut q) = self.config_query.lock()
-            && q.as_deref() != Some(query)
-        {
-            *q = Some(query.to_owned());
-        }
-    }
 }
 
 #[cfg(test)]

@@ -60,19 +60,31 @@ fn answer(shared: &Shared, request: &Request<Incoming>) -> Response<Full<Bytes>>
     }
 }
 
-/// `/readyz`: ready when a policy is loaded (always, once serving), the upstream answered its
-/// last probe and, for a service credential icegate fetches, one is held.
+/// `/readyz`: ready when a policy is loaded (always, once serving) and some upstream answered
+/// its last probe and, for a service credential icegate fetches, holds one. With several
+/// upstreams one that is down does not take icegate out of service (that would stop the
+/// catalogs of the others too): `upstream.reachable` is true only when every upstream answered,
+/// and `upstreams` says which did (docs/operations.md).
 pub fn readiness(shared: &Shared) -> (bool, serde_json::Value) {
     let state = shared.state.load();
-    let reachable = shared.health.upstream_reachable.load(Ordering::Relaxed);
     // Beside the contract's keys; the store does not decide readiness (reads go on from its
     // last view while it cannot be written).
     let owners = shared.owners.status();
-    let auth = shared.upstream.auth();
-    let ready = reachable && auth.ready();
+    let upstreams = &shared.upstreams;
+    let ready = upstreams.any_ready();
     let mut upstream = serde_json::Map::new();
-    upstream.insert("reachable".into(), reachable.into());
-    if let Some(status) = auth.status() {
+    upstream.insert("reachable".into(), upstreams.all_reachable().into());
+    let mut each = serde_json::Map::new();
+    for lane in upstreams.lanes() {
+        let mut one = serde_json::Map::new();
+        one.insert("reachable".into(), lane.is_reachable().into());
+        if let Some(status) = lane.client.auth().status() {
+            one.insert("auth".into(), status.json());
+        }
+        each.insert(lane.name.to_string(), one.into());
+    }
+    // the single upstream's credential stays where it was before there could be several
+    if let (false, Some(status)) = (upstreams.many(), upstreams.first().and_then(|l| l.client.auth().status())) {
         upstream.insert("auth".into(), status.json());
     }
     let body = serde_json::json!({
@@ -84,6 +96,7 @@ pub fn readiness(shared: &Shared) -> (bool, serde_json::Value) {
             "stale": shared.health.stale.load(Ordering::Relaxed),
         },
         "upstream": upstream,
+        "upstreams": each,
         "owners": {"store": owners.store.as_str(), "writable": owners.writable, "pending": owners.pending},
     });
     (ready, body)
@@ -97,10 +110,11 @@ fn plain(status: StatusCode, content_type: &'static str, body: String) -> Respon
     response
 }
 
-/// Probes the upstream until `shutdown`: any HTTP answer to `GET {base}/v1/config` (even
+/// Probes every upstream until `shutdown`: any HTTP answer to `GET {base}/v1/config` (even
 /// 401, or a 400 for a missing `warehouse`) means reachable; a connection failure or timeout
-/// means not. `upstream.readiness_probe` names another target; without it the probe sends the
-/// query clients' getConfig requests carry (so a catalog that needs `warehouse=` gets it).
+/// means not. `readiness_probe` names another target; without it the probe sends the query
+/// clients' getConfig requests to that upstream carry (so a catalog that needs `warehouse=`
+/// gets it). The upstreams are probed at once, so a slow one delays no other's answer.
 pub async fn probe_upstream(shared: Arc<Shared>, shutdown: impl Future<Output = ()>) {
     tokio::pin!(shutdown);
     let mut tick = tokio::time::interval(PROBE_EVERY);
@@ -109,22 +123,35 @@ pub async fn probe_upstream(shared: Arc<Shared>, shutdown: impl Future<Output = 
             () = &mut shutdown => return,
             _ = tick.tick() => {}
         }
-        let reachable = probe_once(&shared).await;
-        shared.health.upstream_reachable.store(reachable, Ordering::Relaxed);
-        shared.metrics.upstream_reachable.set(i64::from(reachable));
+        probe_all(&shared).await;
     }
 }
 
-pub async fn probe_once(shared: &Shared) -> bool {
-    let learned = shared.health.config_query.lock().ok().and_then(|q| q.clone()).unwrap_or_default();
-    let (path, query) = match &shared.config.upstream.readiness_probe {
+/// Probes every upstream once, at once, and notes each answer.
+pub async fn probe_all(shared: &Arc<Shared>) {
+    let mut probes = tokio::task::JoinSet::new();
+    for i in 0..shared.upstreams.lanes().len() {
+        let shared = Arc::clone(shared);
+        probes.spawn(async move {
+            let Some(lane) = shared.upstreams.lanes().get(i) else { return };
+            let reachable = probe_once(lane).await;
+            lane.probed(reachable);
+        });
+    }
+    while probes.join_next().await.is_some() {}
+}
+
+/// One probe of `lane`'s upstream.
+pub async fn probe_once(lane: &crate::serve::upstreams::Lane) -> bool {
+    let learned = lane.config_query();
+    let (path, query) = match &lane.config.readiness_probe {
         Some(probe) => probe.split_once('?').unwrap_or((probe, "")),
         None => ("/v1/config", learned.as_str()),
     };
-    let Ok(uri) = shared.upstream.uri(path, query) else { return false };
+    let Ok(uri) = lane.client.uri(path, query) else { return false };
     let body = crate::serve::forward::Outgoing::empty();
     let Ok(request) = Request::builder().method(Method::GET).uri(uri).body(body) else { return false };
     // sent with the upstream's credential: the probe fetches the first token, and a token
-    // endpoint or AWS credentials that fail make icegate unready
-    shared.upstream.send(request).await.is_ok()
+    // endpoint or AWS credentials that fail make that upstream unready
+    lane.client.send(request).await.is_ok()
 }

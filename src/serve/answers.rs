@@ -17,6 +17,7 @@ use crate::serve::context::Context;
 use crate::serve::inspect::{self, RequestBody};
 use crate::serve::outbound::Outbound;
 use crate::serve::state::Shared;
+use crate::serve::upstreams::{Lane, RouteError};
 use crate::serve::{directories, upstream_calls, vending};
 use http::HeaderMap;
 use hyper::body::Incoming;
@@ -36,6 +37,9 @@ pub struct Served<'a> {
     forward: Option<RequestBody>,
     /// How an authorized sign request is forwarded (docs/design.md §8).
     sign: Option<crate::serve::signing::Forward>,
+    /// The upstream of the request's catalog, once classified; `None` for a catalog no upstream
+    /// serves, which the sequence refuses before asking anything.
+    lane: Option<&'a Lane>,
 }
 
 impl<'a> Served<'a> {
@@ -49,7 +53,7 @@ impl<'a> Served<'a> {
         incoming: Incoming,
     ) -> Self {
         let (method, caller) = (&parts.method, &parts.headers);
-        Self { shared, snap, method, caller, user, cx, incoming: Some(incoming), forward: None, sign: None }
+        Self { shared, snap, method, caller, user, cx, incoming: Some(incoming), forward: None, sign: None, lane: None }
     }
 
     /// What the forward stage takes once the sequence allowed the request: the body the
@@ -60,10 +64,18 @@ impl<'a> Served<'a> {
     }
 }
 
-impl Served<'_> {
+impl<'a> Served<'a> {
+    /// The upstream of the classified catalog; a refusal when there is none (the sequence
+    /// refuses an unserved catalog before any question, so this is only a safeguard: nothing
+    /// is ever asked of another catalog's upstream).
+    fn lane(&self) -> Result<&'a Lane, crate::error::Refusal> {
+        self.lane.ok_or_else(|| crate::error::Refusal::from(&RouteError::Unserved))
+    }
+
     /// The caller's request as sent on its own behalf to `path` (narrowed active roles).
-    fn outbound<'o>(&'o self, path: &'o str, narrowed: &'o Narrowed) -> Outbound<'o> {
+    fn outbound<'o>(&'o self, upstream: &'o Lane, path: &'o str, narrowed: &'o Narrowed) -> Outbound<'o> {
         Outbound {
+            upstream,
             method: self.method,
             path,
             query: "",
@@ -82,7 +94,7 @@ impl Answers for Served<'_> {
         let timeout = self.shared.config.limits.body_read_timeout_ms;
         let mut read = inspect::read(op, self.caller, incoming, limit, timeout).await.map_err(error::stop(Some(op)))?;
         // a SigV4 upstream's signature binds the body's hash: a streamed body is held too
-        if self.shared.upstream.auth().needs_bodies()
+        if self.lane.is_some_and(|l| l.client.auth().needs_bodies())
             && let RequestBody::Stream(stream) = read
         {
             let held = inspect::hold(self.caller, stream, limit, timeout).await.map_err(error::stop(Some(op)))?;
@@ -106,7 +118,9 @@ impl Answers for Served<'_> {
     }
 
     async fn missing(&mut self, route: &Route) -> bool {
-        let missing = upstream_calls::upstream_says_missing(self.shared, self.caller, route).await;
+        // without an upstream nothing is missing: the object stays denied
+        let Ok(lane) = self.lane() else { return false };
+        let missing = upstream_calls::upstream_says_missing(self.shared, lane, self.caller, route).await;
         if let Some(capture) = &mut self.cx.shadow {
             capture.exists = Some(!missing);
         }
@@ -120,7 +134,8 @@ impl Answers for Served<'_> {
         narrowed: &Narrowed,
         tables: &[TableIdent],
     ) -> Vec<(TableIdent, String)> {
-        let out = self.outbound(&route.canonical_path, narrowed);
+        let Ok(lane) = self.lane() else { return Vec::new() };
+        let out = self.outbound(lane, &route.canonical_path, narrowed);
         let found = upstream_calls::staged_locations(self.shared, self.caller, &out, (route, catalog), tables).await;
         if let Some(capture) = &mut self.cx.shadow {
             capture.staged.clone_from(&found);
@@ -135,7 +150,8 @@ impl Answers for Served<'_> {
         narrowed: &Narrowed,
         namespaces: &[&Namespace],
     ) -> Result<Vec<(Namespace, String)>, Stop> {
-        let out = self.outbound(&route.canonical_path, narrowed);
+        let lane = self.lane().map_err(|r| Stop::plain(r, Some(route.operation)))?;
+        let out = self.outbound(lane, &route.canonical_path, narrowed);
         let found = directories::namespace_locations(self.shared, self.caller, &out, route, namespaces).await;
         if let Some(capture) = &mut self.cx.shadow {
             capture.namespace_locations = Some(found.clone());
@@ -144,7 +160,10 @@ impl Answers for Served<'_> {
     }
 
     async fn collision(&mut self, route: &Route, collision: &Collision) -> Existence {
-        let existence = upstream_calls::collision(self.shared, self.caller, route, collision).await;
+        let existence = match self.lane() {
+            Ok(lane) => upstream_calls::collision(self.shared, lane, self.caller, route, collision).await,
+            Err(_) => Existence::Unknown,
+        };
         if let Some(capture) = &mut self.cx.shadow {
             capture.collisions.push((collision.clone(), existence));
         }
@@ -152,8 +171,9 @@ impl Answers for Served<'_> {
     }
 
     async fn sign_location(&mut self, route: &Route, narrowed: &Narrowed, request: &SignRequest) -> Result<(), Stop> {
+        let lane = self.lane().map_err(|r| Stop::plain(r, Some(route.operation)))?;
         let table = vending::table_path(route, None).unwrap_or_default();
-        let lookup = Outbound { strip_delegation: true, ..self.outbound(&table, narrowed) };
+        let lookup = Outbound { strip_delegation: true, ..self.outbound(lane, &table, narrowed) };
         let checked =
             upstream_calls::sign_destination(self.shared, self.caller, &lookup, (request, route.prefix.as_deref()))
                 .await;
@@ -165,6 +185,8 @@ impl Answers for Served<'_> {
     }
 
     fn classified(&mut self, route: &Route, catalog: &str) {
+        self.lane = self.shared.upstreams.for_catalog(catalog);
+        self.cx.upstream = self.lane.map(|l| std::sync::Arc::clone(&l.name));
         self.cx.operation = Some(route.operation);
         self.cx.objects = audit::objects::of_path(route, catalog);
     }

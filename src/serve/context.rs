@@ -36,6 +36,8 @@ pub struct Context {
     pub reason: Option<String>,
     /// What was done to vended credentials.
     pub credential: Option<&'static str>,
+    /// The upstream the request's catalog (or getConfig's warehouse) is served by.
+    pub upstream: Option<std::sync::Arc<str>>,
     pub upstream_status: Option<u16>,
     /// The answer's status and arrival to answer, once answered.
     pub status: u16,
@@ -74,6 +76,7 @@ impl Context {
             allowed: false,
             reason: None,
             credential: None,
+            upstream: None,
             upstream_status: None,
             status: 0,
             answered_after: Duration::ZERO,
@@ -136,6 +139,7 @@ impl Context {
             status: self.status,
             reason: self.reason,
             credential: self.credential,
+            upstream: self.upstream,
             upstream_status: self.upstream_status,
             duration_ms: self.answered_after.as_secs_f64() * 1000.0,
             ..start

@@ -28,7 +28,7 @@ pub async fn namespace_locations(
     let mut found = Vec::with_capacity(namespaces.len());
     for namespace in namespaces {
         let path = format!("{}/namespaces/{}", route.catalog_base(), namespace_segment(namespace.levels()));
-        let directory = match shared.vending.cached_directory(&path) {
+        let directory = match out.upstream.vending.cached_directory(&path) {
             Some(directory) => directory,
             None => {
                 let directory = match property(shared, caller, out, &path).await {
@@ -37,7 +37,7 @@ pub async fn namespace_locations(
                         Refusal::from(Refused::NamespaceDirectoryUnknown { namespace: namespace.to_string() })
                     })?,
                 };
-                shared.vending.remember_directory(&path, &directory);
+                out.upstream.vending.remember_directory(&path, &directory);
                 directory
             }
         };

@@ -65,6 +65,8 @@ pub enum ClientError {
     Tls(#[from] crate::net::TlsError),
     #[error(transparent)]
     Auth(#[from] AuthError),
+    #[error(transparent)]
+    Url(#[from] crate::config::ConfigError),
 }
 
 #[derive(Debug, Error)]
@@ -99,7 +101,17 @@ impl Upstream {
 
     /// As [`Upstream::new`], the token's expiry and the signing time read from `clock`.
     pub fn with_clock(url: UpstreamUrl, config: &UpstreamConfig, clock: Clock) -> Result<Self, ClientError> {
-        let auth = Arc::new(ServiceAuth::from_config(config, clock)?);
+        Self::with_metrics(url, config, clock, crate::ops::metrics::UpstreamAuthMetrics::default())
+    }
+
+    /// As [`Upstream::with_clock`], its credential's metrics kept in `metrics`.
+    pub fn with_metrics(
+        url: UpstreamUrl,
+        config: &UpstreamConfig,
+        clock: Clock,
+        metrics: crate::ops::metrics::UpstreamAuthMetrics,
+    ) -> Result<Self, ClientError> {
+        let auth = Arc::new(ServiceAuth::from_config(config, clock, metrics)?);
         let tls = crate::net::client_config(config.ca_file.as_deref())?;
         let settings = ClientSettings {
             connect_timeout: Duration::from_millis(config.connect_timeout_ms),
@@ -178,7 +190,7 @@ impl Upstream {
                 }
                 drop(first);
                 let fresh = source.token_after(token.generation).await?;
-                source.metrics.retries.inc();
+                source.metrics.retried();
                 tracing::debug!(
                     generation = fresh.generation,
                     "the upstream refused its token; sending again with a new one"

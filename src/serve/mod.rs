@@ -31,4 +31,5 @@ pub mod tokens;
 pub mod unnarrowed;
 pub mod upstream_auth;
 pub mod upstream_calls;
+pub mod upstreams;
 pub mod vending;

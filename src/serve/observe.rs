@@ -19,8 +19,10 @@ pub fn observe(shared: &Arc<Shared>, state: &Arc<DecisionState>, cx: &mut Contex
     if let Some(d) = cx.decided_after {
         m.decision_seconds.observe(d.as_secs_f64());
     }
-    if let Some(d) = cx.upstream_took {
-        m.upstream_seconds.observe(d.as_secs_f64());
+    if let (Some(d), Some(name)) = (cx.upstream_took, &cx.upstream)
+        && let Some(lane) = shared.upstreams.lanes().iter().find(|l| Arc::ptr_eq(&l.name, name))
+    {
+        lane.took(d.as_secs_f64());
     }
     if cx.hidden_entries > 0 {
         m.entries_hidden.inc_by(cx.hidden_entries as u64);

@@ -5,6 +5,7 @@
 use crate::serve::forward::{ForwardError, Outgoing};
 use crate::serve::state::Shared;
 use crate::serve::upstream_auth::ServiceAuth;
+use crate::serve::upstreams::Lane;
 use hmac::{Hmac, Mac};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 
@@ -62,9 +63,11 @@ fn rebind_idempotency_key(secret: &[u8; 32], user: &str, key: &str) -> String {
     uuid
 }
 
-/// What the pipeline decided that the upstream request carries.
+/// What the pipeline decided that the upstream request carries, and the upstream it goes to.
 #[derive(Debug)]
 pub struct Outbound<'a> {
+    /// The upstream of the request's catalog (or getConfig's warehouse, docs/design.md §7).
+    pub upstream: &'a Lane,
     pub method: &'a http::Method,
     pub path: &'a str,
     pub query: &'a str,
@@ -81,7 +84,7 @@ pub fn build(
     out: &Outbound<'_>,
     body: Outgoing,
 ) -> Result<http::Request<Outgoing>, ForwardError> {
-    let uri = shared.upstream.uri(out.path, out.query)?;
+    let uri = out.upstream.client.uri(out.path, out.query)?;
     let mut request = http::Request::builder()
         .method(out.method.clone())
         .uri(uri)
@@ -94,12 +97,12 @@ pub fn build(
         }
     }
     // the service credentials are the upstream client's to set (forward::Upstream::send)
-    if matches!(shared.upstream.auth(), ServiceAuth::Passthrough)
+    if matches!(out.upstream.client.auth(), ServiceAuth::Passthrough)
         && let Some(v) = caller.get(header::AUTHORIZATION)
     {
         headers.insert(header::AUTHORIZATION, v.clone());
     }
-    if shared.config.upstream.forward_active_roles
+    if out.upstream.config.forward_active_roles
         && let Some(v) = out.active_roles.and_then(|v| HeaderValue::from_str(v).ok())
     {
         headers.insert(HeaderName::from_static("x-gravitino-active-roles"), v);

@@ -13,7 +13,7 @@
 //!   stays pending and is reconciled again later.
 
 use crate::error::{self, Stop};
-use crate::ops::owners::{Change, Intent, OwnersError, Settlement};
+use crate::ops::owners::{Change, Intent, Object, OwnersError, Settlement};
 use crate::serve::outbound::{self, Outbound};
 use crate::serve::state::Shared;
 use crate::serve::upstream_calls::strip_idempotency;
@@ -50,7 +50,7 @@ pub async fn prepare(
     let mut intents = Vec::with_capacity(changes.len());
     for change in changes {
         let confirmable = match &change {
-            Change::Create(o) => exists(shared, caller, &o.path).await == Some(false),
+            Change::Create(o) => exists(shared, caller, o).await == Some(false),
             _ => false,
         };
         intents.push(Intent { change, user: user.to_owned(), confirmable });
@@ -132,28 +132,28 @@ pub async fn reconcile(shared: &Shared, caller: &HeaderMap, intent: &Intent) -> 
             Some(Settlement::DidNotHappen)
         }
         Change::Create(o) => {
-            exists(shared, caller, &o.path).await.map(|e| if e { happened } else { Settlement::DidNotHappen })
+            exists(shared, caller, o).await.map(|e| if e { happened } else { Settlement::DidNotHappen })
         }
-        Change::Drop(o) => {
-            exists(shared, caller, &o.path).await.map(|e| if e { Settlement::DidNotHappen } else { happened })
-        }
-        Change::Rename { from, to } => {
-            match (exists(shared, caller, &from.path).await, exists(shared, caller, &to.path).await) {
-                (Some(false), Some(true)) => Some(happened),
-                (Some(true), Some(false)) => Some(Settlement::DidNotHappen),
-                _ => None,
-            }
-        }
+        Change::Drop(o) => exists(shared, caller, o).await.map(|e| if e { Settlement::DidNotHappen } else { happened }),
+        Change::Rename { from, to } => match (exists(shared, caller, from).await, exists(shared, caller, to).await) {
+            (Some(false), Some(true)) => Some(happened),
+            (Some(true), Some(false)) => Some(Settlement::DidNotHappen),
+            _ => None,
+        },
     }
 }
 
-/// Whether the object at `path` exists upstream: a HEAD; `None` unless 2xx or 404.
-async fn exists(shared: &Shared, caller: &HeaderMap, path: &str) -> Option<bool> {
+/// Whether `object` exists at the upstream of its catalog: a HEAD; `None` unless 2xx or 404.
+async fn exists(shared: &Shared, caller: &HeaderMap, object: &Object) -> Option<bool> {
+    let catalog = object.full_name.split_once('.').map_or(object.full_name.as_str(), |(catalog, _)| catalog);
+    let upstream = shared.upstreams.for_catalog(catalog)?;
     let head = http::Method::HEAD;
-    let out = Outbound { method: &head, path, query: "", user: "", active_roles: None, strip_delegation: true };
+    let path = object.path.as_str();
+    let out =
+        Outbound { upstream, method: &head, path, query: "", user: "", active_roles: None, strip_delegation: true };
     let empty = crate::serve::forward::Outgoing::empty();
     let request = outbound::build(shared, &strip_idempotency(caller), &out, empty).ok()?;
-    match shared.upstream.send(request).await {
+    match upstream.client.send(request).await {
         Ok(r) if r.status().is_success() => Some(true),
         Ok(r) if r.status() == StatusCode::NOT_FOUND => Some(false),
         _ => None,
@@ -165,8 +165,8 @@ async fn exists(shared: &Shared, caller: &HeaderMap, path: &str) -> Option<bool>
 pub async fn reconcile_pending(shared: &Shared) -> usize {
     // Intents younger than this may belong to requests still in flight (here or on another
     // replica); they settle themselves.
-    let age =
-        Duration::from_millis(shared.config.upstream.response_timeout_ms.saturating_mul(2)).max(Duration::from_secs(5));
+    let slowest = shared.upstreams.lanes().iter().map(|l| l.config.response_timeout_ms).max().unwrap_or_default();
+    let age = Duration::from_millis(slowest.saturating_mul(2)).max(Duration::from_secs(5));
     let Ok(pending) = shared.owners.pending(age).await else {
         shared.owners.note(false);
         return 0;

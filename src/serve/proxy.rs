@@ -20,6 +20,7 @@ use crate::serve::outbound::Outbound;
 use crate::serve::rewrite::{self, FollowUp, Vend};
 use crate::serve::state::{DecisionState, Shared};
 use crate::serve::upstream_calls::send_to;
+use crate::serve::upstreams::RouteError;
 use crate::serve::{accept, identity, ownership, rescue, tokens, unnarrowed, vending};
 use http::{HeaderValue, Request, Response};
 use hyper::body::Incoming;
@@ -89,7 +90,7 @@ async fn pipeline(
     // hop-by-hop removal, it skips every check (docs/design.md §4, §5).
     if routes::is_get_token(&method, &target, &settings.base_path) {
         cx.operation = Some(OperationId::GetToken);
-        let response = unnarrowed::get_token(shared, parts, body).await?;
+        let response = unnarrowed::get_token(shared, parts, body, cx).await?;
         cx.upstream_status = Some(response.status().as_u16());
         return Ok(response);
     }
@@ -116,15 +117,16 @@ async fn pipeline(
     };
     let subject = narrowed.subject(&principal.user).with_owners(&state.owners);
     let request = decide::request_of(route, catalog);
+    // the upstream of the catalog (docs/design.md §7); classification refused a catalog none serves
+    let lane = shared.upstreams.for_catalog(catalog).ok_or(RouteError::Unserved).map_err(error::stop(Some(op)))?;
 
     // forward
-    let action = authorize::credential_scope(snap, &subject, &request).map(|scope| {
-        let service = shared.config.upstream.auth.is_service();
-        vending::configured_action(&shared.config.credentials, scope, service)
-    });
+    let action = authorize::credential_scope(snap, &subject, &request)
+        .map(|scope| vending::configured_action(&lane.vending.config, scope, lane.config.auth.is_service()));
     cx.credential = action.map(Action::audit);
     let query = route.query.canonical();
     let out = Outbound {
+        upstream: lane,
         method: &parts.method,
         path: &route.canonical_path,
         query: &query,
@@ -136,7 +138,7 @@ async fn pipeline(
     if let Some(local) = sign.as_ref().and_then(|s| s.local.as_ref()) {
         cx.decided();
         let cacheable = sign.as_ref().is_some_and(crate::serve::signing::Forward::cacheable);
-        return crate::serve::local_signer::respond(shared.vending.local_signer(), local, cacheable)
+        return crate::serve::local_signer::respond(lane.vending.local_signer(), local, cacheable)
             .await
             .map_err(|r| Stop::plain(r, Some(op)));
     }

@@ -9,6 +9,7 @@ use crate::serve::identity::IdentityError;
 use crate::serve::inspect::ReadError;
 use crate::serve::local_signer::LocalSignError;
 use crate::serve::rewrite::body::RewriteError;
+use crate::serve::upstreams::RouteError;
 use crate::serve::vending::VendError;
 use http::{HeaderValue, StatusCode, header};
 
@@ -27,6 +28,17 @@ pub fn response(refusal: &Refusal) -> http::Response<forward::Body> {
         headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"icegate\""));
     }
     response
+}
+
+impl From<&RouteError> for Refusal {
+    /// getToken without a default upstream is off: 403, as design.md §4 has it for getToken
+    /// configured off; getConfig that names no upstream is the caller's to fix (400).
+    fn from(e: &RouteError) -> Self {
+        match e {
+            RouteError::UnknownWarehouse(_) | RouteError::NoDefault => Self::bad_request(e.to_string()),
+            RouteError::NoTokenUpstream | RouteError::Unserved => Self::forbidden(e.to_string()),
+        }
+    }
 }
 
 impl From<&ReadError> for Refusal {

@@ -5,8 +5,8 @@ use crate::config::Config;
 use crate::core::decide::Settings;
 use crate::core::policy::Snapshot;
 pub use crate::ops::state::{DecisionState, Health, Published};
-use crate::serve::forward::Upstream;
 use crate::serve::tokens::TokenCodec;
+use crate::serve::upstreams::Upstreams;
 
 use std::sync::Arc;
 
@@ -16,20 +16,18 @@ pub struct Shared {
     pub state: Published,
     pub config: Config,
     pub settings: Settings,
-    pub upstream: Upstream,
+    /// The upstreams and which serves what (docs/design.md §7 "One gate, many catalogs").
+    pub upstreams: Upstreams,
     pub tokens: TokenCodec,
     /// The identity providers, with the keys they load once.
     pub identity: crate::serve::identity::Identifier,
     /// Keys `Idempotency-Key` per user, so one user's key never replays another's response.
     pub idempotency_secret: [u8; 32],
     pub audit: crate::ops::audit::Audit,
-    pub vending: crate::serve::vending::Vending,
     pub health: Health,
     pub metrics: crate::ops::metrics::Metrics,
     /// The ownership store (docs/design.md §4); its index is published in `state`.
     pub owners: Arc<crate::ops::owners::Owners>,
-    /// The signers the upstream's getConfig advertised (docs/design.md §8).
-    pub signers: crate::serve::signers::Advertised,
     /// The locations stage-create responses carried (docs/design.md §4 updateTable).
     pub staged: crate::serve::staged::StagedLocations,
     /// One permit per shadow decision that may be pending ([`crate::serve::observe::SHADOW_QUEUE`]).
@@ -67,12 +65,12 @@ impl Shared {
         crate::serve::observe::SHADOW_QUEUE - self.shadow_slots.available_permits()
     }
 
-    pub fn new(config: Config, snapshot: Snapshot, upstream: Upstream) -> Arc<Self> {
+    pub fn new(config: Config, snapshot: Snapshot, upstream: Upstreams) -> Arc<Self> {
         Self::with_shadow(config, snapshot, None, upstream)
     }
 
     /// As [`Shared::new`], with a shadow candidate.
-    pub fn with_shadow(config: Config, snapshot: Snapshot, shadow: Option<Snapshot>, upstream: Upstream) -> Arc<Self> {
+    pub fn with_shadow(config: Config, snapshot: Snapshot, shadow: Option<Snapshot>, upstream: Upstreams) -> Arc<Self> {
         Self::build(config, snapshot, shadow, upstream, crate::core::clock::Clock::real())
     }
 
@@ -81,7 +79,7 @@ impl Shared {
     pub fn with_clock(
         config: Config,
         snapshot: Snapshot,
-        upstream: Upstream,
+        upstream: Upstreams,
         clock: crate::core::clock::Clock,
     ) -> Arc<Self> {
         Self::build(config, snapshot, None, upstream, clock)
@@ -91,7 +89,7 @@ impl Shared {
         config: Config,
         snapshot: Snapshot,
         shadow: Option<Snapshot>,
-        upstream: Upstream,
+        upstream: Upstreams,
         clock: crate::core::clock::Clock,
     ) -> Arc<Self> {
         let key = config.lists.page_token_key.as_deref().and_then(crate::serve::tokens::parse_key);
@@ -116,19 +114,14 @@ impl Shared {
             },
         };
         let owners = crate::ops::owners::Owners::open_on(&config.owners, clock.clone());
+        let mut upstream = upstream;
+        let mut metrics = crate::ops::metrics::Metrics::new();
+        metrics.generation.set(1);
+        upstream.attach(&mut metrics);
         let (owners_index, owners_version) = owners.indexed();
         Arc::new(Self {
             owners,
             audit: crate::ops::audit::Audit::new(sink),
-            vending: crate::serve::vending::Vending::new(
-                config.credentials.clone(),
-                upstream.catalog_uri().parse().ok().as_ref().and_then(crate::core::credentials::s3url::Origin::of),
-                crate::core::credentials::clean::read_headers(
-                    &config.identity.header.user_header,
-                    &config.identity.header.groups_header,
-                ),
-            ),
-            signers: crate::serve::signers::Advertised::default(),
             staged: crate::serve::staged::StagedLocations::new(
                 std::time::Duration::from_secs(config.owners.staged_location_seconds),
                 clock.clone(),
@@ -142,19 +135,12 @@ impl Shared {
                 owners_version,
             }),
             health: Health::default(),
-            metrics: {
-                let mut m = crate::ops::metrics::Metrics::new();
-                m.generation.set(1);
-                if let Some(auth) = upstream.auth().metrics() {
-                    m.register_upstream_auth(auth);
-                }
-                m
-            },
+            metrics,
             settings: settings(&config),
             identity: crate::serve::identity::Identifier::with_clock(&config.identity, clock.clone()),
             clock,
             config,
-            upstream,
+            upstreams: upstream,
             tokens,
             idempotency_secret,
             shadow_slots: Arc::new(tokio::sync::Semaphore::new(crate::serve::observe::SHADOW_QUEUE)),
@@ -168,7 +154,8 @@ pub fn settings(config: &Config) -> Settings {
     use crate::core::roles::OwnershipMode;
     Settings {
         base_path: config.base_path.clone(),
-        namespace_separators: config.upstream.namespace_separators.clone(),
+        namespace_separators: crate::serve::upstreams::namespace_separators(config),
+        served_catalogs: crate::serve::upstreams::served_catalogs(config),
         max_body_bytes: config.limits.max_body_bytes,
         ownership: match config.narrowing.ownership {
             Ownership::Always => OwnershipMode::Always,

@@ -17,6 +17,7 @@ use crate::serve::forward::Outgoing;
 use crate::serve::outbound::{self, Outbound};
 use crate::serve::rewrite::body::collect;
 use crate::serve::state::Shared;
+use crate::serve::upstreams::Lane;
 use crate::serve::vending;
 use http::{HeaderMap, HeaderValue, Response, StatusCode};
 use hyper::body::Incoming;
@@ -45,13 +46,14 @@ pub async fn send_to(
     if let Some(to) = to {
         *request.uri_mut() = to.clone();
     }
-    shared.upstream.send(request).await.map_err(error::stop(None))
+    out.upstream.client.send(request).await.map_err(error::stop(None))
 }
 
-/// The lookup step of 403-or-404: a HEAD for the object; only a 404 means missing.
-pub async fn upstream_says_missing(shared: &Shared, caller: &HeaderMap, route: &Route) -> bool {
+/// The lookup step of 403-or-404: a HEAD for the object at `upstream`; only a 404 means missing.
+pub async fn upstream_says_missing(shared: &Shared, upstream: &Lane, caller: &HeaderMap, route: &Route) -> bool {
     let head = http::Method::HEAD;
     let out = Outbound {
+        upstream,
         method: &head,
         path: &route.canonical_path,
         query: "",
@@ -64,7 +66,7 @@ pub async fn upstream_says_missing(shared: &Shared, caller: &HeaderMap, route: &
     else {
         return false;
     };
-    matches!(shared.upstream.send(request).await, Ok(r) if r.status() == StatusCode::NOT_FOUND)
+    matches!(upstream.client.send(request).await, Ok(r) if r.status() == StatusCode::NOT_FOUND)
 }
 
 pub fn strip_idempotency(headers: &HeaderMap) -> HeaderMap {
@@ -96,7 +98,8 @@ pub async fn sign_destination(
     lookup: &Outbound<'_>,
     (request, prefix): (&SignRequest, Option<&str>),
 ) -> Result<crate::serve::signing::Forward, Refusal> {
-    let signing = &shared.config.credentials.signing;
+    let lane = lookup.upstream;
+    let signing = &lane.vending.config.signing;
     let rules = headers::HeaderRules {
         storage_class: signing.allow_storage_class,
         tagging: signing.allow_tagging,
@@ -105,7 +108,7 @@ pub async fn sign_destination(
     };
     headers::check(&request.headers, &rules).map_err(|e| Refusal::from(&e))?;
     let table = load_table(shared, caller, lookup, true).await.map_err(|e| Refusal::from(&e))?;
-    let checked = sign::check(request, &table, shared.vending.signing_endpoints()).map_err(|e| Refusal::from(&e))?;
+    let checked = sign::check(request, &table, lane.vending.signing_endpoints()).map_err(|e| Refusal::from(&e))?;
     if signing.signer == crate::config::credentials::Signer::Local {
         let local = crate::serve::local_signer::Local { request: request.clone(), body_sha256: checked.body_sha256 };
         let method = request.method.clone();
@@ -114,13 +117,13 @@ pub async fn sign_destination(
     // a table whose config names no signer is signed by the one getConfig advertises, if any
     let advertised = match table.signer {
         Some(_) => None,
-        None => advertised_signer(shared, caller, lookup.user, prefix).await,
+        None => advertised_signer(shared, lane, caller, lookup.user, prefix).await,
     };
     let to = table
         .signer
         .as_ref()
         .or(advertised.as_ref())
-        .map(|signer| signer.destination(&shared.upstream.catalog_uri(), shared.vending.signer_origins()))
+        .map(|signer| signer.destination(&lane.client.catalog_uri(), lane.vending.signer_origins()))
         .transpose()
         .map_err(|e| Refusal::from(&e))?;
     Ok(crate::serve::signing::Forward {
@@ -131,25 +134,26 @@ pub async fn sign_destination(
     })
 }
 
-/// The signer the upstream's getConfig advertises for the catalog at `prefix`, asked with the
+/// The signer `upstream`'s getConfig advertises for the catalog at `prefix`, asked with the
 /// caller's credentials when not known; `None` when it advertises none or cannot say.
 pub async fn advertised_signer(
     shared: &Shared,
+    upstream: &Lane,
     caller: &HeaderMap,
     user: &str,
     prefix: Option<&str>,
 ) -> Option<crate::core::credentials::storage::Signer> {
-    let ttl = std::time::Duration::from_secs(shared.config.credentials.location_cache_seconds);
+    let ttl = std::time::Duration::from_secs(upstream.vending.config.location_cache_seconds);
     let prefix = prefix.unwrap_or_default();
-    if let Some(known) = shared.signers.recall(prefix, ttl) {
+    if let Some(known) = upstream.signers.recall(prefix, ttl) {
         return known;
     }
-    let query = shared.health.config_query.lock().ok().and_then(|q| q.clone()).unwrap_or_default();
-    let signer = ask(shared, caller, user, &query, prefix).await;
+    let query = upstream.config_query();
+    let signer = ask(shared, upstream, caller, user, &query, prefix).await;
     // an answer that says nothing is kept too, so that each sign request does not ask again; a
     // getConfig relayed later replaces it
     if !ttl.is_zero() {
-        shared.signers.remember(prefix.to_owned(), signer.clone());
+        upstream.signers.remember(prefix.to_owned(), signer.clone());
     }
     signer
 }
@@ -157,13 +161,22 @@ pub async fn advertised_signer(
 /// getConfig asked with `query`: the signer it advertises for `prefix`, if it answers for it.
 async fn ask(
     shared: &Shared,
+    upstream: &Lane,
     caller: &HeaderMap,
     user: &str,
     query: &str,
     prefix: &str,
 ) -> Option<crate::core::credentials::storage::Signer> {
     let get = http::Method::GET;
-    let out = Outbound { method: &get, path: "/v1/config", query, user, active_roles: None, strip_delegation: true };
+    let out = Outbound {
+        upstream,
+        method: &get,
+        path: "/v1/config",
+        query,
+        user,
+        active_roles: None,
+        strip_delegation: true,
+    };
     let response =
         send(shared, &strip_idempotency(caller), &out, crate::serve::forward::Outgoing::empty()).await.ok()?;
     if !response.status().is_success() {
@@ -176,7 +189,7 @@ async fn ask(
         return signer;
     }
     // the last accepted query names another catalog, whose signer is worth keeping
-    shared.signers.remember(answered, signer);
+    upstream.signers.remember(answered, signer);
     None
 }
 
@@ -188,7 +201,8 @@ async fn load_table(
     lookup: &Outbound<'_>,
     for_signing: bool,
 ) -> Result<Arc<TableStorage>, vending::VendError> {
-    if let Some(cached) = shared.vending.cached_storage(lookup.path, for_signing) {
+    let vending = &lookup.upstream.vending;
+    if let Some(cached) = vending.cached_storage(lookup.path, for_signing) {
         return Ok(cached);
     }
     let get = http::Method::GET;
@@ -210,7 +224,7 @@ async fn load_table(
     }
     let body = collect(response.into_body()).await.map_err(|_| vending::VendError::Locations(502))?;
     let table = vending::storage_of(body)?;
-    shared.vending.remember_storage(lookup.path, Arc::clone(&table), for_signing);
+    vending.remember_storage(lookup.path, Arc::clone(&table), for_signing);
     Ok(table)
 }
 
@@ -219,11 +233,12 @@ pub(crate) fn namespace_segment(levels: &[String]) -> String {
     levels.iter().map(|l| encode(l)).collect::<Vec<_>>().join("%1F")
 }
 
-/// A HEAD of `path` with the caller's credentials: 2xx exists, 404 missing, anything else
-/// unknown.
-async fn exists(shared: &Shared, caller: &HeaderMap, path: &str) -> Existence {
+/// A HEAD of `path` at `upstream` with the caller's credentials: 2xx exists, 404 missing,
+/// anything else unknown.
+async fn exists(shared: &Shared, upstream: &Lane, caller: &HeaderMap, path: &str) -> Existence {
     let head = http::Method::HEAD;
-    let out = Outbound { method: &head, path, query: "", user: "", active_roles: None, strip_delegation: true };
+    let out =
+        Outbound { upstream, method: &head, path, query: "", user: "", active_roles: None, strip_delegation: true };
     let empty = crate::serve::forward::Outgoing::empty();
     match send(shared, &strip_idempotency(caller), &out, empty).await {
         Ok(r) if r.status().is_success() => Existence::Exists,
@@ -235,7 +250,13 @@ async fn exists(shared: &Shared, caller: &HeaderMap, path: &str) -> Existence {
 /// Whether an object of another kind already has the name `collision` is about to create
 /// (docs/design.md §4 "One name, one kind, one level"): the first answer other than missing, of a
 /// HEAD per object that could have it.
-pub async fn collision(shared: &Shared, caller: &HeaderMap, route: &Route, collision: &Collision) -> Existence {
+pub async fn collision(
+    shared: &Shared,
+    upstream: &Lane,
+    caller: &HeaderMap,
+    route: &Route,
+    collision: &Collision,
+) -> Existence {
     let base = route.catalog_base();
     let paths = match collision {
         Collision::NamespaceOverTableOrView(namespace) => {
@@ -250,7 +271,7 @@ pub async fn collision(shared: &Shared, caller: &HeaderMap, route: &Route, colli
         }
     };
     for path in paths {
-        match exists(shared, caller, &path).await {
+        match exists(shared, upstream, caller, &path).await {
             Existence::Missing => {}
             found => return found,
         }

@@ -3,8 +3,9 @@
 # tests/e2e/clients.py with PyIceberg and DuckDB through icegate, and stops both (`--clients-only`,
 # the demo, ends there). Then owners.sh (ownership by creation), credentials.sh (vending against the dev catalog), downscope.sh
 # (s3-downscope against moto), signing.sh (remote signing against moto), local_signer.sh (icegate as the
-# signer, against moto), restrictions.sh (read restrictions with a reference reader), spark.sh (Spark SQL)
-# and report.sh (the access report in headless Chromium), each with its own processes.
+# signer, against moto), restrictions.sh (read restrictions with a reference reader), spark.sh (Spark SQL),
+# transparency.sh, trino_way.sh, many_upstreams.sh (two upstreams behind one icegate) and
+# report.sh (the access report in headless Chromium), each with its own processes.
 # Exits non-zero on any failure.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -53,5 +54,8 @@ bash "$ROOT/tests/e2e/transparency.sh"
 # Trino's way of calling (the README's Trino recipe): Iceberg's Java RESTSessionCatalog built as
 # Trino builds it, OAUTH2 through oidc-provider: its own provider, dev catalog and icegate.
 bash "$ROOT/tests/e2e/trino_way.sh"
+# Two upstreams behind one icegate (issue 29, docs/design.md §7): two dev catalogs, one policy,
+# routing by catalog and by getConfig's warehouse, one upstream stopped: its own processes.
+bash "$ROOT/tests/e2e/many_upstreams.sh"
 # The access report (`icegate report`) in headless Chromium: the DOM, its filters, a screenshot.
 bash "$ROOT/tests/e2e/report.sh"

@@ -216,6 +216,14 @@ fn the_documented_config_parses_with_its_defaults() {
     assert_eq!(config.limits.max_body_bytes, defaults.limits.max_body_bytes);
     assert_eq!(config.lists.max_upstream_pages, defaults.lists.max_upstream_pages);
     assert_eq!(config.upstream.response_timeout_ms, defaults.upstream.response_timeout_ms);
+    // the `[[upstreams]]` example is a config of its own
+    let block = doc.split("```toml").nth(2).unwrap().split("```").next().unwrap();
+    let path = dir.write("many.toml", block);
+    let overrides = icegate::config::Overrides { policy: Some("p.yaml".into()), ..Default::default() };
+    let config = icegate::config::Config::load(Some(&path), overrides).unwrap();
+    let names: Vec<String> = config.upstream_entries().into_iter().map(|e| e.name).collect();
+    assert_eq!(names, ["rest", "glue"]);
+    assert_eq!(config.upstreams[0].response_timeout_ms, defaults.upstream.response_timeout_ms);
 }
 
 #[test]

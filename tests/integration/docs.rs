@@ -162,3 +162,25 @@ fn the_citation_check_sees_a_missing_file_and_a_missing_test() {
     assert!(problems[0].contains("`tests/integration/docs.rs::no_such_test`, which that file does not define"));
     assert!(problems[1].contains("`tests/nope.rs`, which does not exist"));
 }
+
+/// docs/catalogs/README.md's two catalogs behind one icegate: its `[[upstreams]]` config loads
+/// and `icegate check --config` finds nothing the config and its policy disagree on.
+#[test]
+fn the_catalogs_index_example_of_two_catalogs_checks_clean() {
+    use crate::cli::{icegate, stderr};
+    let page = std::fs::read_to_string(Path::new(ROOT).join("docs/catalogs/README.md")).unwrap();
+    let block = |lang: &str| page.split(&format!("```{lang}\n")).nth(1).unwrap().split("```").next().unwrap();
+    let dir = crate::support::TempDir::new("docs-catalogs-many");
+    let secret = dir.write("secret", "s3cr3t\n");
+    let config = block("toml").replace("/etc/icegate/secret/polaris-client-secret", secret.to_str().unwrap());
+    let config = dir.write("icegate.toml", &config);
+    let policy = dir.write("policy.yaml", block("yaml"));
+    let out = icegate(&["check", "--config", config.to_str().unwrap(), "--policy", policy.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+    let overrides = icegate::config::Overrides { policy: Some(policy), ..Default::default() };
+    let loaded = icegate::config::Config::load(Some(&config), overrides).unwrap();
+    let served: Vec<(String, Vec<String>)> =
+        loaded.upstreams.iter().map(|u| (u.name.clone().unwrap_or_default(), u.catalogs.clone())).collect();
+    assert_eq!(served, [("polaris".into(), vec!["analytics".into()]), ("glue".into(), vec!["glue".into()])]);
+}

@@ -262,9 +262,18 @@ async fn start_gate(
     config.audit.enabled = false;
     config.owners.store = Some(icegate::ops::owners::StoreKind::Off);
     tweak(&mut config);
+    serve_config(config, policy, prepare, clock).await
+}
+
+/// icegate serving `config` (its upstreams, audit and ownership store as it says) with `policy`.
+pub async fn serve_config(
+    config: Config,
+    policy: &str,
+    prepare: impl FnOnce(&icegate::serve::state::Shared),
+    clock: icegate::core::clock::Clock,
+) -> (Gate, Arc<icegate::serve::state::Shared>) {
     let snapshot = crate::support::load(policy);
-    let url = icegate::config::parse_upstream(upstream_url).unwrap();
-    let upstream = icegate::serve::forward::Upstream::with_clock(url, &config.upstream, clock.clone()).unwrap();
+    let upstream = icegate::serve::upstreams::Upstreams::from_config(&config, clock.clone()).unwrap();
     let tls = config.tls.as_ref().map(icegate::net::server_config).transpose().unwrap();
     let shared = icegate::serve::state::Shared::with_clock(config, snapshot, upstream, clock);
     prepare(&shared);

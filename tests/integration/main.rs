@@ -24,6 +24,7 @@ mod fake_upstream;
 mod identity_jwt;
 mod java_names;
 mod logs;
+mod many_upstreams;
 mod messages;
 mod openapi;
 mod owners;

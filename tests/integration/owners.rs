@@ -604,9 +604,8 @@ async fn owners_an_intent_the_upstream_could_not_settle_is_reconciled_later_in_t
     config.owners.path = Some(dir.path().join("owners.db"));
     config.owners.poll_interval_seconds = 3600;
     config.upstream.response_timeout_ms = 1000;
-    let url = icegate::config::parse_upstream(&upstream.url("")).unwrap();
-    let forward = icegate::serve::forward::Upstream::new(url, &config.upstream).unwrap();
     let clock = icegate::core::clock::Clock::manual();
+    let forward = icegate::serve::upstreams::Upstreams::from_config(&config, clock.clone()).unwrap();
     let shared =
         icegate::serve::state::Shared::with_clock(config, crate::support::load(POLICY), forward, clock.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -107,8 +107,8 @@ async fn start_with(
     tweak(&mut config);
     let live = icegate::core::policy::load_path(policy).unwrap().snapshot;
     let candidate = shadow.map(|p| icegate::core::policy::load_path(p).unwrap().snapshot);
-    let url = icegate::config::parse_upstream(&upstream.url("")).unwrap();
-    let forward = icegate::serve::forward::Upstream::new(url, &config.upstream).unwrap();
+    let forward =
+        icegate::serve::upstreams::Upstreams::from_config(&config, icegate::core::clock::Clock::real()).unwrap();
     let shared = Shared::with_shadow(config, live, candidate, forward);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -306,22 +306,22 @@ async fn the_readiness_probe_sends_the_query_clients_send_or_the_configured_targ
     let file = dir.write("p.yaml", &policy(&ODD));
     let (addr, shared) = start(&upstream, &file, None).await;
     // a 400 is an answer: reachable, as before
-    assert!(icegate::serve::admin::probe_once(&shared).await);
+    assert!(icegate::serve::admin::probe_once(&shared.upstreams.lanes()[0]).await);
     assert_eq!(upstream.requests().last().unwrap().target, "/v1/config");
     let a = send(addr, "GET", "/v1/config?warehouse=wh", &[("authorization", &basic("ann"))], b"").await;
     assert_eq!(a.status, 200, "{}", a.text());
-    assert!(icegate::serve::admin::probe_once(&shared).await);
+    assert!(icegate::serve::admin::probe_once(&shared.upstreams.lanes()[0]).await);
     assert_eq!(upstream.requests().last().unwrap().target, "/v1/config?warehouse=wh");
     // a query the upstream refused is not learned
     send(addr, "GET", "/v1/config?warehouse=nope", &[("authorization", &basic("ann"))], b"").await;
-    assert!(icegate::serve::admin::probe_once(&shared).await);
+    assert!(icegate::serve::admin::probe_once(&shared.upstreams.lanes()[0]).await);
     assert_eq!(upstream.requests().last().unwrap().target, "/v1/config?warehouse=wh");
 
     let (_, configured) = start_with(&upstream, &file, None, |c| {
         c.upstream.readiness_probe = Some("/v1/config?warehouse=wh".into());
     })
     .await;
-    assert!(icegate::serve::admin::probe_once(&configured).await);
+    assert!(icegate::serve::admin::probe_once(&configured.upstreams.lanes()[0]).await);
     assert_eq!(upstream.requests().last().unwrap().target, "/v1/config?warehouse=wh");
     // a configured target that is not a path is a config error
     let text = format!("[upstream]\nurl = \"{}\"\nreadiness_probe = \"v1/config\"\n", upstream.url(""));
@@ -344,8 +344,8 @@ async fn the_admin_listener_serves_health_readiness_and_metrics_that_move() {
     assert_eq!(send(admin_addr, "GET", "/healthz", &[], b"").await.status, 200);
     let not_ready = send(admin_addr, "GET", "/readyz", &[], b"").await;
     assert_eq!(not_ready.status, 503, "no probe has answered yet: {}", not_ready.text());
-    assert!(icegate::serve::admin::probe_once(&shared).await);
-    shared.health.upstream_reachable.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(icegate::serve::admin::probe_once(&shared.upstreams.lanes()[0]).await);
+    shared.upstreams.lanes()[0].probed(true);
     let ready = send(admin_addr, "GET", "/readyz", &[], b"").await;
     assert_eq!(ready.status, 200);
     let body = ready.json();

@@ -42,8 +42,8 @@ async fn start(upstream: &FakeUpstream, policy: &Path) -> (SocketAddr, Arc<Share
     config.audit.enabled = false;
     config.owners.store = Some(icegate::ops::owners::StoreKind::Off);
     let snapshot = icegate::core::policy::load_path(policy).unwrap().snapshot;
-    let url = icegate::config::parse_upstream(&upstream.url("")).unwrap();
-    let forward = icegate::serve::forward::Upstream::new(url, &config.upstream).unwrap();
+    let forward =
+        icegate::serve::upstreams::Upstreams::from_config(&config, icegate::core::clock::Clock::real()).unwrap();
     let shared = Shared::new(config, snapshot, forward);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -167,7 +167,7 @@ async fn a_401_is_retried_once_with_a_new_token_and_the_same_body() {
     assert_eq!(posts[1].header("authorization"), Some("Bearer tok-2-opaque"));
     assert_eq!(posts[0].body, posts[1].body);
     assert_eq!(&posts[1].body[..], body);
-    assert!(shared.metrics.render().contains("icegate_upstream_auth_retries_total 1"));
+    assert!(shared.metrics.render().contains("icegate_upstream_auth_retries_total{upstream=\"default\"} 1"));
 }
 
 #[tokio::test]
@@ -211,8 +211,7 @@ async fn readyz_and_metrics_say_whether_a_token_is_held() {
     assert_eq!(body["upstream"]["auth"]["mode"], "oauth2");
     assert_eq!(body["upstream"]["auth"]["held"], false);
     // the readiness probe goes with the upstream's credential, and so fetches the first token
-    let reachable = icegate::serve::admin::probe_once(&shared).await;
-    shared.health.upstream_reachable.store(reachable, Ordering::Relaxed);
+    icegate::serve::admin::probe_all(&shared).await;
     let (ready, body) = icegate::serve::admin::readiness(&shared);
     assert!(ready, "{body}");
     assert_eq!(body["upstream"]["auth"]["held"], true);
@@ -221,9 +220,9 @@ async fn readyz_and_metrics_say_whether_a_token_is_held() {
     assert_eq!(idp.fetches(), 1);
     let metrics = shared.metrics.render();
     for line in [
-        "icegate_upstream_auth_refreshes_total{result=\"ok\"} 1",
-        "icegate_upstream_auth_held 1",
-        "icegate_upstream_auth_retries_total 0",
+        "icegate_upstream_auth_refreshes_total{upstream=\"default\",result=\"ok\"} 1",
+        "icegate_upstream_auth_held{upstream=\"default\"} 1",
+        "icegate_upstream_auth_retries_total{upstream=\"default\"} 0",
     ] {
         assert!(metrics.contains(line), "{line} not in\n{metrics}");
     }
@@ -266,8 +265,11 @@ async fn a_token_endpoint_that_refuses_is_503_unready_and_never_quoted() {
     assert!(!ready);
     assert_eq!(body["upstream"]["auth"]["last_error"], "token endpoint answered 401 `invalid_client`");
     let metrics = shared.metrics.render();
-    assert!(metrics.contains("icegate_upstream_auth_refreshes_total{result=\"failure\"} 1"), "{metrics}");
-    assert!(metrics.contains("icegate_upstream_auth_held 0"), "{metrics}");
+    assert!(
+        metrics.contains("icegate_upstream_auth_refreshes_total{upstream=\"default\",result=\"failure\"} 1"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("icegate_upstream_auth_held{upstream=\"default\"} 0"), "{metrics}");
 }
 
 /// The served binary at `trace` level, through fetches, a 401 and its retry, and a token that

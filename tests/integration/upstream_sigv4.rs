@@ -18,7 +18,7 @@ fn sigv4(c: &mut icegate::config::Config) {
 
 pub fn chain(pairs: &[(&str, &str)]) -> impl FnOnce(&icegate::serve::state::Shared) {
     let env = Env::from_pairs(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    move |shared| match shared.upstream.auth() {
+    move |shared| match shared.upstreams.lanes()[0].client.auth() {
         ServiceAuth::SigV4(signer) => signer.use_chain(Chain::new(env)),
         other => panic!("not sigv4: {other:?}"),
     }
@@ -158,7 +158,7 @@ async fn credentials_are_read_again_as_they_age_and_readyz_says_they_are_held() 
     let keys: Vec<String> = upstream.requests().iter().map(key).collect();
     let credential = "AWS4-HMAC-SHA256 Credential=";
     assert_eq!(keys, [format!("{credential}AKIDONE"), format!("{credential}AKIDONE"), format!("{credential}AKIDTWO")]);
-    shared.health.upstream_reachable.store(true, std::sync::atomic::Ordering::Relaxed);
+    shared.upstreams.lanes()[0].probed(true);
     let (ready, body) = icegate::serve::admin::readiness(&shared);
     assert!(ready, "{body}");
     assert_eq!(
@@ -166,8 +166,11 @@ async fn credentials_are_read_again_as_they_age_and_readyz_says_they_are_held() 
         serde_json::json!({"mode": "sigv4", "held": true, "expires_in_seconds": null, "last_error": null})
     );
     let metrics = shared.metrics.render();
-    assert!(metrics.contains("icegate_upstream_auth_refreshes_total{result=\"ok\"} 2"), "{metrics}");
-    assert!(metrics.contains("icegate_upstream_auth_expiry_timestamp_seconds 0"), "{metrics}");
+    assert!(
+        metrics.contains("icegate_upstream_auth_refreshes_total{upstream=\"default\",result=\"ok\"} 2"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("icegate_upstream_auth_expiry_timestamp_seconds{upstream=\"default\"} 0"), "{metrics}");
 }
 
 #[tokio::test]

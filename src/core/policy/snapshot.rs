@@ -312,6 +312,17 @@ impl Snapshot {
         self.catalog_for_prefix(Some(&prefix)).map(str::to_owned)
     }
 
+    /// Every catalog the policy names: in grants, owners and restrictions, in its `catalogs`
+    /// list, and its `default_catalog`; sorted.
+    pub fn catalog_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.node(ROOT).below().children.keys().map(ToString::to_string).collect();
+        names.extend(self.prefixes.values().map(ToString::to_string));
+        names.extend(self.default_catalog.as_deref().map(str::to_owned));
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
     /// Whether `catalog` folds names to lower case (`case_sensitive: false`, docs/design.md §2).
     pub fn folds_names(&self, catalog: &str) -> bool {
         !self.folding_catalogs.is_empty() && self.folding_catalogs.contains(catalog)

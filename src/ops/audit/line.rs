@@ -41,6 +41,8 @@ pub fn write(record: &Record) -> Vec<u8> {
     number(&mut out, record.policy_generation);
     out.extend_from_slice(b",\"policy_hash\":");
     string(&mut out, &record.policy_hash);
+    out.extend_from_slice(b",\"upstream\":");
+    optional(&mut out, record.upstream.as_deref(), string);
     out.extend_from_slice(b",\"upstream_status\":");
     optional(&mut out, record.upstream_status.map(u64::from), number);
     out.extend_from_slice(b",\"duration_ms\":");
@@ -176,6 +178,7 @@ mod tests {
             credential: Some("stripped"),
             policy_generation: u64::MAX,
             policy_hash: "sha256:00ff".into(),
+            upstream: Some("glue \" eu".into()),
             upstream_status: Some(200),
             duration_ms: 0.123_456_789,
         };

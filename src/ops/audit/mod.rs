@@ -47,8 +47,16 @@ pub struct Record {
     pub policy_generation: u64,
     /// The live policy's content hash (`sha256:...`), beside its generation.
     pub policy_hash: String,
+    /// The name of the upstream of the request's catalog (docs/design.md §7), beside the
+    /// contract's keys; null when none serves it or the request never named one.
+    #[serde(serialize_with = "upstream_name")]
+    pub upstream: Option<Arc<str>>,
     pub upstream_status: Option<u16>,
     pub duration_ms: f64,
+}
+
+fn upstream_name<S: serde::Serializer>(name: &Option<Arc<str>>, s: S) -> Result<S::Ok, S::Error> {
+    name.as_deref().serialize(s)
 }
 
 #[derive(Debug)]
@@ -159,7 +167,11 @@ mod tests {
         assert_eq!(v["decision"], "deny");
         assert_eq!(v["policy_hash"], "sha256:ab");
         let written: Vec<&String> = v.as_object().unwrap().keys().collect();
-        assert_eq!(written.len(), 17, "the 16 contract keys, `policy_hash`, and nothing internal: {written:?}");
+        assert_eq!(
+            written.len(),
+            18,
+            "the 16 contract keys, `policy_hash`, `upstream`, and nothing internal: {written:?}"
+        );
         assert_ne!(audit.start(3, "sha256:ab").request_id, r.request_id);
     }
 }

@@ -22,7 +22,7 @@ pub enum RewriteError {
     #[error("upstream answered a follow-up page with status {0}")]
     FollowUp(u16),
     /// Clients would send every request to a prefix icegate refuses (docs/design.md §2, §7).
-    #[error("the getConfig answer's `{key}.prefix` `{value}` names no catalog of the policy")]
+    #[error("the getConfig answer's `{key}.prefix` `{value}` names no catalog of the policy that this upstream serves")]
     UnmappedPrefix { key: &'static str, value: String },
 }
 

@@ -179,9 +179,15 @@ pub async fn respond(
         bytes
     } else if op == OperationId::GetConfig && success {
         let bytes = collect(body).await.map_err(fail)?;
-        shared.signers.remember_answer(&bytes);
-        // without the policy, no prefix can be shown to name a catalog
-        let names_catalog = |p: &str| snapshot.is_some_and(|s| s.catalog_for_config_prefix(p).is_some());
+        let upstream = follow_up.out.upstream;
+        upstream.signers.remember_answer(&bytes);
+        // without the policy, no prefix can be shown to name a catalog; with several upstreams
+        // it must name one this upstream serves (docs/design.md §7)
+        let names_catalog = |p: &str| {
+            snapshot
+                .and_then(|s| s.catalog_for_config_prefix(p))
+                .is_some_and(|c| shared.upstreams.for_catalog(&c).is_some_and(|served| std::ptr::eq(served, upstream)))
+        };
         clean_config(&bytes, &shared.config, names_catalog).map_err(fail)?
     } else if let (Some(vend), true) = (vend, success) {
         let bytes = collect(body).await.map_err(fail)?;
@@ -250,7 +256,7 @@ async fn vended(
     }
     let lookup = Outbound { path: &vend.table_path, query: "", strip_delegation: true, ..*out };
     let locations = || table_locations(shared, caller, &lookup);
-    shared
+    out.upstream
         .vending
         .rewrite(op, bytes, vend.action, vend.caller(), &vend.table_path, locations)
         .await

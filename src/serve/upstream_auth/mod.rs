@@ -26,8 +26,9 @@ pub enum ServiceAuth {
 }
 
 impl ServiceAuth {
-    /// The credential `config` asks for; times are read from `clock`.
-    pub fn from_config(config: &UpstreamConfig, clock: Clock) -> Result<Self, AuthError> {
+    /// The credential `config` asks for; times are read from `clock`, and its metrics kept in
+    /// `metrics`.
+    pub fn from_config(config: &UpstreamConfig, clock: Clock, metrics: UpstreamAuthMetrics) -> Result<Self, AuthError> {
         let missing = |section: &str| AuthError::Config(format!("`[upstream.{section}]` is required"));
         Ok(match config.auth {
             UpstreamAuth::Passthrough => Self::Passthrough,
@@ -41,11 +42,11 @@ impl ServiceAuth {
             UpstreamAuth::OAuth2 => {
                 let oauth2 = config.oauth2.as_ref().ok_or_else(|| missing("oauth2"))?;
                 let timeout = Duration::from_millis(config.response_timeout_ms.max(config.connect_timeout_ms));
-                Self::OAuth2(oauth2::TokenSource::new(oauth2, timeout, clock)?)
+                Self::OAuth2(oauth2::TokenSource::new(oauth2, timeout, clock, metrics)?)
             }
             UpstreamAuth::SigV4 => {
                 let sigv4 = config.sigv4.as_ref().ok_or_else(|| missing("sigv4"))?;
-                Self::SigV4(sigv4::Signer::new(sigv4, clock))
+                Self::SigV4(sigv4::Signer::new(sigv4, clock, metrics))
             }
         })
     }

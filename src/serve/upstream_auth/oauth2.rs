@@ -64,7 +64,12 @@ impl std::fmt::Debug for TokenSource {
 }
 
 impl TokenSource {
-    pub fn new(config: &OAuth2, timeout: Duration, clock: Clock) -> Result<Self, AuthError> {
+    pub fn new(
+        config: &OAuth2,
+        timeout: Duration,
+        clock: Clock,
+        metrics: UpstreamAuthMetrics,
+    ) -> Result<Self, AuthError> {
         let endpoint: http::Uri = config
             .token_endpoint
             .parse()
@@ -80,7 +85,7 @@ impl TokenSource {
             clock,
             state: RwLock::new(State::default()),
             fetching: tokio::sync::Mutex::new(()),
-            metrics: UpstreamAuthMetrics::default(),
+            metrics,
         })
     }
 
@@ -115,7 +120,7 @@ impl TokenSource {
                 self.write(|s| s.failed = Some((self.clock.now(), message.clone())));
                 let valid = self.still_valid(stale);
                 if valid.is_none() {
-                    self.metrics.held.set(0);
+                    self.metrics.dropped();
                 }
                 valid.ok_or(AuthError::Token(message))
             }
@@ -127,7 +132,7 @@ impl TokenSource {
         self.write(|s| {
             if s.token.as_ref().is_some_and(|t| t.generation == generation) {
                 s.token = None;
-                self.metrics.held.set(0);
+                self.metrics.dropped();
             }
         });
     }

@@ -52,7 +52,7 @@ impl std::fmt::Debug for Signer {
 }
 
 impl Signer {
-    pub fn new(config: &SigV4, clock: Clock) -> Self {
+    pub fn new(config: &SigV4, clock: Clock, metrics: UpstreamAuthMetrics) -> Self {
         Self {
             service: config.service.clone(),
             region: config.region.clone(),
@@ -62,7 +62,7 @@ impl Signer {
             held: RwLock::new(None),
             failed: RwLock::new(None),
             fetching: tokio::sync::Mutex::new(()),
-            metrics: UpstreamAuthMetrics::default(),
+            metrics,
         }
     }
 
@@ -139,7 +139,7 @@ impl Signer {
                 let message = e.to_string();
                 tracing::warn!(error = %message, "cannot read AWS credentials for signing upstream requests");
                 self.metrics.refreshed(false);
-                self.metrics.held.set(0);
+                self.metrics.dropped();
                 *self.failed.write().unwrap_or_else(PoisonError::into_inner) =
                     Some((self.clock.now(), message.clone()));
                 Err(AuthError::Credentials(message))

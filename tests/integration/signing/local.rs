@@ -33,7 +33,7 @@ pub(super) async fn local_gate_with(
             ("AWS_SECRET_ACCESS_KEY", SECRET),
             ("AWS_SESSION_TOKEN", TOKEN),
         ]);
-        shared.vending.local_signer().unwrap().use_chain(Chain::new(env));
+        shared.upstreams.lanes()[0].vending.local_signer().unwrap().use_chain(Chain::new(env));
     })
     .await
 }
