@@ -36,7 +36,8 @@ pub struct Upstream {
     pub auth: UpstreamAuth,
     /// The `Authorization` value sent upstream in `service` mode.
     pub service_authorization: Option<String>,
-    /// A file holding `service_authorization` (a mounted Secret), read at start-up.
+    /// A file holding `service_authorization` (a mounted Secret), read at start-up and again on
+    /// every reload (docs/design.md §6).
     pub service_authorization_file: Option<PathBuf>,
     /// Separators besides `%1F` the upstream accepts in namespaces (refused in levels).
     pub namespace_separators: Vec<String>,

@@ -166,7 +166,7 @@ impl Upstream {
         match &*self.auth {
             ServiceAuth::Passthrough => {}
             ServiceAuth::Static(value) => {
-                parts.headers.insert(http::header::AUTHORIZATION, value.clone());
+                parts.headers.insert(http::header::AUTHORIZATION, value.current());
             }
             ServiceAuth::SigV4(signer) => {
                 let Outgoing::Held(bytes) = &body else { return Err(AuthError::Streamed.into()) };

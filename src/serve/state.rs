@@ -57,6 +57,10 @@ impl crate::ops::reload::Host for Shared {
     fn clock(&self) -> &crate::core::clock::Clock {
         &self.clock
     }
+
+    fn reread_credentials(&self) {
+        self.upstreams.reread_credentials();
+    }
 }
 
 impl Shared {

@@ -212,6 +212,18 @@ impl Upstreams {
         self.lanes.iter().all(Lane::is_reachable)
     }
 
+    /// Reads each upstream's static credential file again (a reload, docs/design.md §6). A file
+    /// that cannot be read or holds no valid value leaves the credential in use, and says so.
+    pub fn reread_credentials(&self) {
+        for lane in &self.lanes {
+            match lane.client.auth().reread() {
+                Ok(true) => tracing::info!(upstream = %lane.name, "upstream service credential re-read"),
+                Ok(false) => {}
+                Err(e) => tracing::error!(upstream = %lane.name, error = %e, "the upstream service credential in use stays"),
+            }
+        }
+    }
+
     /// Whether some upstream answered its last probe and can authenticate.
     pub fn any_ready(&self) -> bool {
         self.lanes.iter().any(|l| l.is_reachable() && l.client.auth().ready())

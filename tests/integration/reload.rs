@@ -217,6 +217,44 @@ async fn a_policy_that_fails_to_load_is_reported_and_fixing_it_recovers() {
     assert_eq!(icegate::serve::admin::readiness(&shared).1["policy"]["stale"], false);
 }
 
+/// A service credential mounted from a Secret rotates: its file is read again on reload
+/// (docs/design.md §6), not on every request, and a file that cannot be read or holds no valid
+/// value leaves the credential in use rather than cutting the upstream off.
+#[tokio::test]
+async fn a_rotated_service_credential_file_reaches_the_upstream_after_the_next_reload() {
+    let upstream = catalog().await;
+    let dir = TempDir::new("reload-service-policy");
+    let file = dir.write("p.yaml", &policy(&ODD));
+    let secrets = TempDir::new("reload-service-secret");
+    let secret = secrets.write("authorization", "Bearer first\n");
+    let (addr, shared) = start_with(&upstream, &file, None, |c| {
+        c.upstream.auth = icegate::config::UpstreamAuth::Service;
+        c.upstream.service_authorization = Some("Bearer first".into());
+        c.upstream.service_authorization_file = Some(secret.clone());
+    })
+    .await;
+    let sent = |upstream: &FakeUpstream| {
+        upstream.requests().last().and_then(|r| r.header("authorization").map(str::to_owned)).unwrap_or_default()
+    };
+    visible(addr).await;
+    assert_eq!(sent(&upstream), "Bearer first");
+    std::fs::write(&secret, "Bearer second\n").unwrap();
+    visible(addr).await;
+    assert_eq!(sent(&upstream), "Bearer first", "the file is read on reload, not per request");
+    assert!(matches!(icegate::ops::reload::reload_now(&shared), icegate::ops::reload::Outcome::Unchanged));
+    visible(addr).await;
+    assert_eq!(sent(&upstream), "Bearer second", "the policy did not change, the credential did");
+    for broken in [None, Some("Bearer half\nwritten"), Some("\n")] {
+        match broken {
+            None => std::fs::remove_file(&secret).unwrap(),
+            Some(text) => std::fs::write(&secret, text).unwrap(),
+        }
+        icegate::ops::reload::reload_now(&shared);
+        visible(addr).await;
+        assert_eq!(sent(&upstream), "Bearer second", "after {broken:?} the credential in use stays");
+    }
+}
+
 /// An audit log (or any other file) written beside the policy file must not wake the reload
 /// task: with the audit file in the policy's directory, every request used to cost a watch
 /// event and a reload attempt.

@@ -23,6 +23,8 @@ pub trait Host: Send + Sync + 'static {
     fn metrics(&self) -> &Metrics;
     /// What the debounce waits on.
     fn clock(&self) -> &Clock;
+    /// Reads the upstreams' static credential files again (docs/design.md §6: re-read on reload).
+    fn reread_credentials(&self) {}
 }
 
 impl<H: Host> Host for Arc<H> {
@@ -45,6 +47,10 @@ impl<H: Host> Host for Arc<H> {
     fn clock(&self) -> &Clock {
         (**self).clock()
     }
+
+    fn reread_credentials(&self) {
+        (**self).reread_credentials();
+    }
 }
 
 /// What one reload did.
@@ -62,6 +68,7 @@ pub enum Outcome {
 /// Loads the policy (and shadow) again and publishes it if it changed. Blocking: run it off
 /// the request path. Callers serialize reloads (the reload task is the only one in serving).
 pub fn reload_now(shared: &impl Host) -> Outcome {
+    shared.reread_credentials();
     let Some(policy) = shared.config().policy.as_deref() else { return Outcome::Failed("no policy path".into()) };
     let current = shared.state().load_full();
     let live = match load_if_changed(policy, &current.snapshot) {
