@@ -219,7 +219,9 @@ impl Upstreams {
             match lane.client.auth().reread() {
                 Ok(true) => tracing::info!(upstream = %lane.name, "upstream service credential re-read"),
                 Ok(false) => {}
-                Err(e) => tracing::error!(upstream = %lane.name, error = %e, "the upstream service credential in use stays"),
+                Err(e) => {
+                    tracing::error!(upstream = %lane.name, error = %e, "the upstream service credential in use stays")
+                }
             }
         }
     }

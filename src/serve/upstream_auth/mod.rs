@@ -134,4 +134,3 @@ fn header(value: &str) -> Result<HeaderValue, AuthError> {
     value.set_sensitive(true);
     Ok(value)
 }
-
