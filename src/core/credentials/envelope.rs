@@ -6,33 +6,45 @@
 use blocks::{BLOCK, Block, Blocks};
 pub use error::EnvelopeError;
 use marks::Marks;
+use std::borrow::Cow;
 use std::ops::Range;
 
 mod blocks;
 mod error;
 mod marks;
 
-/// One member of an object: its decoded key, the span of the whole member (key through value)
-/// and of its value alone.
+/// One member of an object: its decoded key (borrowed from the response unless it had
+/// escapes, so a scan allocates no key), the span of the whole member (key through value) and
+/// of its value alone.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Member {
-    pub key: String,
+pub struct Member<'a> {
+    pub key: Cow<'a, str>,
     pub span: Range<usize>,
     pub value: Range<usize>,
+}
+
+impl Member<'_> {
+    /// The member without its borrow of the response.
+    pub fn into_owned(self) -> Member<'static> {
+        Member { key: Cow::Owned(self.key.into_owned()), span: self.span, value: self.value }
+    }
 }
 
 /// A scanned response: its top-level members, and the members of `metadata` when it is an
 /// object.
 #[derive(Debug, Default)]
-pub struct Envelope {
-    pub members: Vec<Member>,
-    pub metadata: Vec<Member>,
+pub struct Envelope<'a> {
+    pub members: Vec<Member<'a>>,
+    pub metadata: Vec<Member<'a>>,
 }
 
-impl Envelope {
+/// A table's metadata has about twenty members: one allocation holds them.
+const METADATA_MEMBERS: usize = 32;
+
+impl<'a> Envelope<'a> {
     /// Invariant: keys are unique at both levels (a duplicate is refused by `scan`), so the one
     /// member icegate rewrites is the one every client reads.
-    pub fn scan(bytes: &[u8]) -> Result<Self, EnvelopeError> {
+    pub fn scan(bytes: &'a [u8]) -> Result<Self, EnvelopeError> {
         let mut s = Scanner { bytes, at: 0, closers: Vec::with_capacity(16), marks: Marks::default() };
         s.skip_ws();
         if s.peek() != Some(b'{') {
@@ -41,7 +53,7 @@ impl Envelope {
         let mut metadata = Vec::new();
         let members = s.object(|s, key| {
             if key == "metadata" && s.peek() == Some(b'{') {
-                metadata = s.object(|s, _| s.value())?;
+                metadata = s.object_with_capacity(METADATA_MEMBERS, |s, _| s.value())?;
                 Ok(())
             } else {
                 s.value()
@@ -54,11 +66,11 @@ impl Envelope {
         Ok(Self { members, metadata })
     }
 
-    pub fn member(&self, key: &str) -> Option<&Member> {
+    pub fn member(&self, key: &str) -> Option<&Member<'a>> {
         self.members.iter().find(|m| m.key == key)
     }
 
-    pub fn metadata_member(&self, key: &str) -> Option<&Member> {
+    pub fn metadata_member(&self, key: &str) -> Option<&Member<'a>> {
         self.metadata.iter().find(|m| m.key == key)
     }
 }
@@ -67,11 +79,11 @@ impl Envelope {
 /// words what it must be, for the error (serde's message would quote the upstream's value).
 pub fn parse<T: serde::de::DeserializeOwned>(
     bytes: &[u8],
-    member: &Member,
+    member: &Member<'_>,
     expected: &'static str,
 ) -> Result<T, EnvelopeError> {
     let raw = bytes.get(member.value.clone()).ok_or(EnvelopeError::Malformed(member.value.start))?;
-    serde_json::from_slice(raw).map_err(|_| EnvelopeError::Member { key: member.key.clone(), expected })
+    serde_json::from_slice(raw).map_err(|_| EnvelopeError::Member { key: member.key.clone().into_owned(), expected })
 }
 
 struct Scanner<'a> {
@@ -83,7 +95,7 @@ struct Scanner<'a> {
     marks: Marks,
 }
 
-impl Scanner<'_> {
+impl<'a> Scanner<'a> {
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.at).copied()
     }
@@ -104,10 +116,18 @@ impl Scanner<'_> {
     /// An object at the cursor; `value(scanner, key)` consumes each member's value.
     fn object(
         &mut self,
+        value: impl FnMut(&mut Self, &str) -> Result<(), EnvelopeError>,
+    ) -> Result<Vec<Member<'a>>, EnvelopeError> {
+        self.object_with_capacity(0, value)
+    }
+
+    fn object_with_capacity(
+        &mut self,
+        capacity: usize,
         mut value: impl FnMut(&mut Self, &str) -> Result<(), EnvelopeError>,
-    ) -> Result<Vec<Member>, EnvelopeError> {
+    ) -> Result<Vec<Member<'a>>, EnvelopeError> {
         self.expect(b'{')?;
-        let mut members: Vec<Member> = Vec::new();
+        let mut members: Vec<Member<'a>> = Vec::with_capacity(capacity);
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.at += 1;
@@ -258,14 +278,14 @@ fn scalar_end(bytes: &[u8], mut i: usize) -> usize {
 }
 
 /// A member's key from its quoted form. A key without escapes (all of them, in practice) is
-/// its bytes; one with escapes goes through serde_json. Both refuse what serde_json refuses:
-/// control characters and bytes that are not UTF-8.
-fn decode_key(quoted: &[u8]) -> Option<String> {
+/// its bytes, borrowed; one with escapes goes through serde_json. Both refuse what serde_json
+/// refuses: control characters and bytes that are not UTF-8.
+fn decode_key(quoted: &[u8]) -> Option<Cow<'_, str>> {
     let inner = quoted.get(1..quoted.len().checked_sub(1)?)?;
     if inner.iter().any(|&b| b == b'\\' || b < 0x20) {
-        return serde_json::from_slice(quoted).ok();
+        return serde_json::from_slice::<String>(quoted).ok().map(Cow::Owned);
     }
-    std::str::from_utf8(inner).ok().map(str::to_owned)
+    std::str::from_utf8(inner).ok().map(Cow::Borrowed)
 }
 
 #[cfg(test)]
