@@ -100,6 +100,8 @@ pub struct Vending {
     read_headers: Vec<String>,
     /// icegate's own signer, when `credentials.signing.signer` is `local`.
     local_signer: Option<crate::serve::local_signer::LocalSigner>,
+    /// Tables' answers as far as they were scanned, for the next answer.
+    scans: crate::serve::scans::Scans,
 }
 
 /// Who the credentials are for, for session names, tags and the cache key.
@@ -137,6 +139,7 @@ impl Vending {
             signing_endpoints,
             signer_origins,
             read_headers,
+            scans: crate::serve::scans::Scans::default(),
         }
     }
 
@@ -231,7 +234,11 @@ impl Vending {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<Arc<TableStorage>, VendError>>,
     {
-        let parsed = Parsed::read(body)?;
+        let earlier = self.scans.earlier(table_path);
+        let (parsed, learned) = Parsed::read_resuming(body, earlier.as_deref(), crate::serve::scans::KEEP_UP_TO)?;
+        if let Some(prefix) = learned {
+            self.scans.keep(table_path, prefix);
+        }
         let endpoints = self.endpoints(table_path);
         let rules = Rules {
             action,

@@ -6,12 +6,14 @@
 use blocks::{BLOCK, Block, Blocks};
 pub use error::EnvelopeError;
 use marks::Marks;
+pub use resume::Prefix;
 use std::borrow::Cow;
 use std::ops::Range;
 
 mod blocks;
 mod error;
 mod marks;
+mod resume;
 
 /// One member of an object: its decoded key (borrowed from the response unless it had
 /// escapes, so a scan allocates no key), the span of the whole member (key through value) and
@@ -36,6 +38,8 @@ impl Member<'_> {
 pub struct Envelope<'a> {
     pub members: Vec<Member<'a>>,
     pub metadata: Vec<Member<'a>>,
+    /// The scan went on from an earlier answer's [`Prefix`].
+    pub resumed: bool,
 }
 
 /// A table's metadata has about twenty members: one allocation holds them.
@@ -45,25 +49,45 @@ impl<'a> Envelope<'a> {
     /// Invariant: keys are unique at both levels (a duplicate is refused by `scan`), so the one
     /// member icegate rewrites is the one every client reads.
     pub fn scan(bytes: &'a [u8]) -> Result<Self, EnvelopeError> {
+        Self::scan_resuming(bytes, None)
+    }
+
+    /// [`Envelope::scan`], with what an earlier scan of the same table's answer learned: when
+    /// `bytes` start with the bytes that scan read up to the end of `metadata`, scanning goes on
+    /// from there (see [`Prefix`]).
+    pub fn scan_resuming(bytes: &'a [u8], earlier: Option<&'a Prefix>) -> Result<Self, EnvelopeError> {
         let mut s = Scanner { bytes, at: 0, closers: Vec::with_capacity(16), marks: Marks::default() };
-        s.skip_ws();
-        if s.peek() != Some(b'{') {
-            return Err(EnvelopeError::NotAnObject);
-        }
+        let resumed = earlier.and_then(|p| p.resume(bytes));
         let mut metadata = Vec::new();
-        let members = s.object(|s, key| {
+        let mut visit = |s: &mut Scanner<'a>, key: &str| {
             if key == "metadata" && s.peek() == Some(b'{') {
                 metadata = s.object_with_capacity(METADATA_MEMBERS, |s, _| s.value())?;
                 Ok(())
             } else {
                 s.value()
             }
-        })?;
+        };
+        let was_resumed = resumed.is_some();
+        let members = match resumed {
+            Some(resumed) => {
+                s.at = resumed.end;
+                let members = s.members(resumed.members, &mut visit)?;
+                metadata = resumed.metadata;
+                members
+            }
+            None => {
+                s.skip_ws();
+                if s.peek() != Some(b'{') {
+                    return Err(EnvelopeError::NotAnObject);
+                }
+                s.object(&mut visit)?
+            }
+        };
         s.skip_ws();
         if s.at != bytes.len() {
             return Err(EnvelopeError::Malformed(s.at));
         }
-        Ok(Self { members, metadata })
+        Ok(Self { members, metadata, resumed: was_resumed })
     }
 
     pub fn member(&self, key: &str) -> Option<&Member<'a>> {
@@ -124,16 +148,36 @@ impl<'a> Scanner<'a> {
     fn object_with_capacity(
         &mut self,
         capacity: usize,
-        mut value: impl FnMut(&mut Self, &str) -> Result<(), EnvelopeError>,
+        value: impl FnMut(&mut Self, &str) -> Result<(), EnvelopeError>,
     ) -> Result<Vec<Member<'a>>, EnvelopeError> {
         self.expect(b'{')?;
-        let mut members: Vec<Member<'a>> = Vec::with_capacity(capacity);
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.at += 1;
-            return Ok(members);
+            return Ok(Vec::new());
         }
+        self.members(Vec::with_capacity(capacity), value)
+    }
+
+    /// The rest of an object whose `members` were read: with none, the cursor is at the first
+    /// key; else it is just after the last member's value.
+    fn members(
+        &mut self,
+        mut members: Vec<Member<'a>>,
+        mut value: impl FnMut(&mut Self, &str) -> Result<(), EnvelopeError>,
+    ) -> Result<Vec<Member<'a>>, EnvelopeError> {
         loop {
+            if !members.is_empty() {
+                self.skip_ws();
+                match self.peek() {
+                    Some(b',') => self.at += 1,
+                    Some(b'}') => {
+                        self.at += 1;
+                        return Ok(members);
+                    }
+                    _ => return Err(EnvelopeError::Malformed(self.at)),
+                }
+            }
             self.skip_ws();
             let start = self.at;
             if self.peek() != Some(b'"') {
@@ -150,15 +194,6 @@ impl<'a> Scanner<'a> {
             let value_start = self.at;
             value(self, &key)?;
             members.push(Member { key, span: start..self.at, value: value_start..self.at });
-            self.skip_ws();
-            match self.peek() {
-                Some(b',') => self.at += 1,
-                Some(b'}') => {
-                    self.at += 1;
-                    return Ok(members);
-                }
-                _ => return Err(EnvelopeError::Malformed(self.at)),
-            }
         }
     }
 

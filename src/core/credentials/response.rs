@@ -3,7 +3,7 @@
 //! parsed into a tree nor copied.
 
 use super::clean::{RemoteSigningConfig, Rules, StorageCredential, table_locations};
-use super::envelope::{self, Envelope, EnvelopeError, Member};
+use super::envelope::{self, Envelope, EnvelopeError, Member, Prefix};
 use super::storage::TableStorage;
 use bytes::Bytes;
 use serde_json::{Map, Value};
@@ -25,7 +25,19 @@ pub struct Parsed {
 
 impl Parsed {
     pub fn read(body: Bytes) -> Result<Self, EnvelopeError> {
-        let envelope = Envelope::scan(&body)?;
+        Self::read_resuming(body, None, 0).map(|(parsed, _)| parsed)
+    }
+
+    /// [`Parsed::read`] resuming from what reading an earlier answer of the same table learned
+    /// ([`Prefix`]); returns beside it what this reading learned, when it scanned a `metadata`
+    /// of at most `keep_up_to` bytes anew.
+    pub fn read_resuming(
+        body: Bytes,
+        earlier: Option<&Prefix>,
+        keep_up_to: usize,
+    ) -> Result<(Self, Option<Prefix>), EnvelopeError> {
+        let envelope = Envelope::scan_resuming(&body, earlier)?;
+        let learned = if envelope.resumed { None } else { Prefix::of(&body, &envelope, keep_up_to) };
         // A list or map the upstream sends as `null` is read as absent (older Lakekeeper).
         let config: Option<Map<String, Value>> = envelope
             .member("config")
@@ -59,7 +71,7 @@ impl Parsed {
             }
         };
         let members = envelope.members.into_iter().map(Member::into_owned).collect();
-        Ok(Self { body, members, config, storage, remote_signing, locations })
+        Ok((Self { body, members, config, storage, remote_signing, locations }, learned))
     }
 
     /// The table's storage, when the response carries its `metadata`.
