@@ -108,6 +108,8 @@ pub struct Vending {
 #[derive(Clone, Copy, Debug)]
 pub struct Caller<'a> {
     pub user: &'a str,
+    /// The catalog the request is for (its table's answers are compared with its own only).
+    pub catalog: &'a str,
     pub active_roles: &'a [String],
     /// `catalog.schema.table`.
     pub table: &'a str,
@@ -234,10 +236,10 @@ impl Vending {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<Arc<TableStorage>, VendError>>,
     {
-        let earlier = self.scans.earlier(table_path);
+        let earlier = self.scans.earlier(caller.catalog, table_path);
         let (parsed, learned) = Parsed::read_resuming(body, earlier.as_deref(), crate::serve::scans::KEEP_UP_TO)?;
         if let Some(prefix) = learned {
-            self.scans.keep(table_path, prefix);
+            self.scans.keep(caller.catalog, table_path, prefix);
         }
         let endpoints = self.endpoints(table_path);
         let rules = Rules {

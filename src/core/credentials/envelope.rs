@@ -6,31 +6,15 @@
 use blocks::{BLOCK, Block, Blocks};
 pub use error::EnvelopeError;
 use marks::Marks;
+pub use member::Member;
 pub use resume::Prefix;
 use std::borrow::Cow;
-use std::ops::Range;
 
 mod blocks;
 mod error;
 mod marks;
+mod member;
 mod resume;
-
-/// One member of an object: its decoded key (borrowed from the response unless it had
-/// escapes, so a scan allocates no key), the span of the whole member (key through value) and
-/// of its value alone.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Member<'a> {
-    pub key: Cow<'a, str>,
-    pub span: Range<usize>,
-    pub value: Range<usize>,
-}
-
-impl Member<'_> {
-    /// The member without its borrow of the response.
-    pub fn into_owned(self) -> Member<'static> {
-        Member { key: Cow::Owned(self.key.into_owned()), span: self.span, value: self.value }
-    }
-}
 
 /// A scanned response: its top-level members, and the members of `metadata` when it is an
 /// object.
@@ -88,6 +72,12 @@ impl<'a> Envelope<'a> {
             return Err(EnvelopeError::Malformed(s.at));
         }
         Ok(Self { members, metadata, resumed: was_resumed })
+    }
+
+    /// What this scan of `bytes` learned up to the end of `metadata`, for the next answer of
+    /// the same table, when `metadata` is an object ending within `max_bytes`.
+    pub fn prefix(&self, bytes: &[u8], max_bytes: usize) -> Option<Prefix> {
+        Prefix::of(bytes, &self.members, &self.metadata, max_bytes)
     }
 
     pub fn member(&self, key: &str) -> Option<&Member<'a>> {

@@ -37,7 +37,7 @@ impl Parsed {
         keep_up_to: usize,
     ) -> Result<(Self, Option<Prefix>), EnvelopeError> {
         let envelope = Envelope::scan_resuming(&body, earlier)?;
-        let learned = if envelope.resumed { None } else { Prefix::of(&body, &envelope, keep_up_to) };
+        let learned = if envelope.resumed { None } else { envelope.prefix(&body, keep_up_to) };
         // A list or map the upstream sends as `null` is read as absent (older Lakekeeper).
         let config: Option<Map<String, Value>> = envelope
             .member("config")

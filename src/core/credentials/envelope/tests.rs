@@ -82,7 +82,7 @@ fn jsonish() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
 /// [`jsonish`] at the lengths where strings cross the 64-byte blocks of [`Marks`], with long
 /// runs of string content, backslash runs of both parities, more multi-byte UTF-8 and bytes
 /// that are not UTF-8.
-fn jsonish_long() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+pub(super) fn jsonish_long() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
     let mut pieces = PIECES.to_vec();
     pieces.extend_from_slice(&[
         b"\\\\",
