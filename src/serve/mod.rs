@@ -21,6 +21,7 @@ pub mod ownership;
 pub mod proxy;
 pub mod rescue;
 pub mod rewrite;
+pub mod scans;
 pub mod server;
 pub mod signers;
 pub mod signing;

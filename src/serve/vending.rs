@@ -100,12 +100,16 @@ pub struct Vending {
     read_headers: Vec<String>,
     /// icegate's own signer, when `credentials.signing.signer` is `local`.
     local_signer: Option<crate::serve::local_signer::LocalSigner>,
+    /// Tables' answers as far as they were scanned, for the next answer.
+    scans: crate::serve::scans::Scans,
 }
 
 /// Who the credentials are for, for session names, tags and the cache key.
 #[derive(Clone, Copy, Debug)]
 pub struct Caller<'a> {
     pub user: &'a str,
+    /// The catalog the request is for (its table's answers are compared with its own only).
+    pub catalog: &'a str,
     pub active_roles: &'a [String],
     /// `catalog.schema.table`.
     pub table: &'a str,
@@ -137,6 +141,7 @@ impl Vending {
             signing_endpoints,
             signer_origins,
             read_headers,
+            scans: crate::serve::scans::Scans::default(),
         }
     }
 
@@ -231,7 +236,11 @@ impl Vending {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<Arc<TableStorage>, VendError>>,
     {
-        let parsed = Parsed::read(body)?;
+        let earlier = self.scans.earlier(caller.catalog, table_path);
+        let (parsed, learned) = Parsed::read_resuming(body, earlier.as_deref(), crate::serve::scans::KEEP_UP_TO)?;
+        if let Some(prefix) = learned {
+            self.scans.keep(caller.catalog, table_path, prefix);
+        }
         let endpoints = self.endpoints(table_path);
         let rules = Rules {
             action,

@@ -288,3 +288,47 @@ async fn a_malformed_or_ambiguous_credential_response_is_502() {
         assert!(!message.contains("AKIA") && !a.text().contains("access-key"), "{message}");
     }
 }
+
+/// icegate resumes the scan of an answer whose bytes up to the end of `metadata` equal the
+/// last answer's for the table (issue 33): each later answer is still rewritten from its own
+/// credentials, refused when what follows the metadata is broken, and read anew when the
+/// metadata changed.
+#[tokio::test]
+async fn repeated_loads_of_an_unchanged_table_are_each_rewritten_and_checked_in_full() {
+    let moved = METADATA.replace("s3://data/orders", "s3://moved/orders");
+    let answers: Vec<(String, u16)> = vec![
+        (load_table_body(), 200),
+        (load_table_body().replace("AKIA-UPSTREAM", "AKIA-SECOND"), 200),
+        (load_table_body().replace(r#","config":"#, r#","metadata":{},"config":"#), 502),
+        (load_table_body().trim_end_matches('}').to_owned(), 502),
+        (format!("{} x", load_table_body()), 502),
+        (load_table_body().replace(METADATA, &moved).replace("s3://data/orders/", "s3://moved/orders/"), 200),
+    ];
+    let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let script = {
+        let (answers, served) = (answers.clone(), served.clone());
+        move |_: &Recorded| {
+            let n = served.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Reply::raw(200, &answers[n.min(answers.len() - 1)].0)
+        }
+    };
+    let upstream = FakeUpstream::start(script).await;
+    let g = gate(&upstream.url(""), &POLICY, |c| c.credentials.mode = Mode::StripBroader).await;
+    let mut seen = Vec::new();
+    for (i, (_, status)) in answers.iter().enumerate() {
+        let auth = basic("alice");
+        let a = send(g.addr, "GET", TABLE, &[("authorization", &auth)], b"").await;
+        assert_eq!(a.status, *status, "answer {i}: {}", a.text());
+        if *status == 200 {
+            seen.push(a.json());
+        } else {
+            a.assert_error(502, "BadGatewayException");
+        }
+    }
+    assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), answers.len());
+    assert_eq!(seen[0]["config"]["s3.access-key-id"], "AKIA-UPSTREAM");
+    assert_eq!(seen[1]["config"]["s3.access-key-id"], "AKIA-SECOND");
+    assert_eq!(seen[1]["metadata"], seen[0]["metadata"]);
+    assert_eq!(seen[2]["metadata"]["properties"]["write.data.path"], "s3://moved/orders");
+    assert_eq!(prefixes(&seen[2]), ["s3://lake/wh/sales/orders", "s3://moved/orders/"]);
+}

@@ -6,59 +6,85 @@
 use blocks::{BLOCK, Block, Blocks};
 pub use error::EnvelopeError;
 use marks::Marks;
-use std::ops::Range;
+pub use member::Member;
+pub use resume::Prefix;
+use std::borrow::Cow;
 
 mod blocks;
 mod error;
 mod marks;
-
-/// One member of an object: its decoded key, the span of the whole member (key through value)
-/// and of its value alone.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Member {
-    pub key: String,
-    pub span: Range<usize>,
-    pub value: Range<usize>,
-}
+mod member;
+mod resume;
 
 /// A scanned response: its top-level members, and the members of `metadata` when it is an
 /// object.
 #[derive(Debug, Default)]
-pub struct Envelope {
-    pub members: Vec<Member>,
-    pub metadata: Vec<Member>,
+pub struct Envelope<'a> {
+    pub members: Vec<Member<'a>>,
+    pub metadata: Vec<Member<'a>>,
+    /// The scan went on from an earlier answer's [`Prefix`].
+    pub resumed: bool,
 }
 
-impl Envelope {
+/// A table's metadata has about twenty members: one allocation holds them.
+const METADATA_MEMBERS: usize = 32;
+
+impl<'a> Envelope<'a> {
     /// Invariant: keys are unique at both levels (a duplicate is refused by `scan`), so the one
     /// member icegate rewrites is the one every client reads.
-    pub fn scan(bytes: &[u8]) -> Result<Self, EnvelopeError> {
+    pub fn scan(bytes: &'a [u8]) -> Result<Self, EnvelopeError> {
+        Self::scan_resuming(bytes, None)
+    }
+
+    /// [`Envelope::scan`], with what an earlier scan of the same table's answer learned: when
+    /// `bytes` start with the bytes that scan read up to the end of `metadata`, scanning goes on
+    /// from there (see [`Prefix`]).
+    pub fn scan_resuming(bytes: &'a [u8], earlier: Option<&'a Prefix>) -> Result<Self, EnvelopeError> {
         let mut s = Scanner { bytes, at: 0, closers: Vec::with_capacity(16), marks: Marks::default() };
-        s.skip_ws();
-        if s.peek() != Some(b'{') {
-            return Err(EnvelopeError::NotAnObject);
-        }
+        let resumed = earlier.and_then(|p| p.resume(bytes));
         let mut metadata = Vec::new();
-        let members = s.object(|s, key| {
+        let mut visit = |s: &mut Scanner<'a>, key: &str| {
             if key == "metadata" && s.peek() == Some(b'{') {
-                metadata = s.object(|s, _| s.value())?;
+                metadata = s.object_with_capacity(METADATA_MEMBERS, |s, _| s.value())?;
                 Ok(())
             } else {
                 s.value()
             }
-        })?;
+        };
+        let was_resumed = resumed.is_some();
+        let members = match resumed {
+            Some(resumed) => {
+                s.at = resumed.end;
+                let members = s.members(resumed.members, &mut visit)?;
+                metadata = resumed.metadata;
+                members
+            }
+            None => {
+                s.skip_ws();
+                if s.peek() != Some(b'{') {
+                    return Err(EnvelopeError::NotAnObject);
+                }
+                s.object(&mut visit)?
+            }
+        };
         s.skip_ws();
         if s.at != bytes.len() {
             return Err(EnvelopeError::Malformed(s.at));
         }
-        Ok(Self { members, metadata })
+        Ok(Self { members, metadata, resumed: was_resumed })
     }
 
-    pub fn member(&self, key: &str) -> Option<&Member> {
+    /// What this scan of `bytes` learned up to the end of `metadata`, for the next answer of
+    /// the same table, when `metadata` is an object ending within `max_bytes`.
+    pub fn prefix(&self, bytes: &[u8], max_bytes: usize) -> Option<Prefix> {
+        Prefix::of(bytes, &self.members, &self.metadata, max_bytes)
+    }
+
+    pub fn member(&self, key: &str) -> Option<&Member<'a>> {
         self.members.iter().find(|m| m.key == key)
     }
 
-    pub fn metadata_member(&self, key: &str) -> Option<&Member> {
+    pub fn metadata_member(&self, key: &str) -> Option<&Member<'a>> {
         self.metadata.iter().find(|m| m.key == key)
     }
 }
@@ -67,11 +93,11 @@ impl Envelope {
 /// words what it must be, for the error (serde's message would quote the upstream's value).
 pub fn parse<T: serde::de::DeserializeOwned>(
     bytes: &[u8],
-    member: &Member,
+    member: &Member<'_>,
     expected: &'static str,
 ) -> Result<T, EnvelopeError> {
     let raw = bytes.get(member.value.clone()).ok_or(EnvelopeError::Malformed(member.value.start))?;
-    serde_json::from_slice(raw).map_err(|_| EnvelopeError::Member { key: member.key.clone(), expected })
+    serde_json::from_slice(raw).map_err(|_| EnvelopeError::Member { key: member.key.clone().into_owned(), expected })
 }
 
 struct Scanner<'a> {
@@ -83,7 +109,7 @@ struct Scanner<'a> {
     marks: Marks,
 }
 
-impl Scanner<'_> {
+impl<'a> Scanner<'a> {
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.at).copied()
     }
@@ -104,16 +130,44 @@ impl Scanner<'_> {
     /// An object at the cursor; `value(scanner, key)` consumes each member's value.
     fn object(
         &mut self,
-        mut value: impl FnMut(&mut Self, &str) -> Result<(), EnvelopeError>,
-    ) -> Result<Vec<Member>, EnvelopeError> {
+        value: impl FnMut(&mut Self, &str) -> Result<(), EnvelopeError>,
+    ) -> Result<Vec<Member<'a>>, EnvelopeError> {
+        self.object_with_capacity(0, value)
+    }
+
+    fn object_with_capacity(
+        &mut self,
+        capacity: usize,
+        value: impl FnMut(&mut Self, &str) -> Result<(), EnvelopeError>,
+    ) -> Result<Vec<Member<'a>>, EnvelopeError> {
         self.expect(b'{')?;
-        let mut members: Vec<Member> = Vec::new();
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.at += 1;
-            return Ok(members);
+            return Ok(Vec::new());
         }
+        self.members(Vec::with_capacity(capacity), value)
+    }
+
+    /// The rest of an object whose `members` were read: with none, the cursor is at the first
+    /// key; else it is just after the last member's value.
+    fn members(
+        &mut self,
+        mut members: Vec<Member<'a>>,
+        mut value: impl FnMut(&mut Self, &str) -> Result<(), EnvelopeError>,
+    ) -> Result<Vec<Member<'a>>, EnvelopeError> {
         loop {
+            if !members.is_empty() {
+                self.skip_ws();
+                match self.peek() {
+                    Some(b',') => self.at += 1,
+                    Some(b'}') => {
+                        self.at += 1;
+                        return Ok(members);
+                    }
+                    _ => return Err(EnvelopeError::Malformed(self.at)),
+                }
+            }
             self.skip_ws();
             let start = self.at;
             if self.peek() != Some(b'"') {
@@ -130,15 +184,6 @@ impl Scanner<'_> {
             let value_start = self.at;
             value(self, &key)?;
             members.push(Member { key, span: start..self.at, value: value_start..self.at });
-            self.skip_ws();
-            match self.peek() {
-                Some(b',') => self.at += 1,
-                Some(b'}') => {
-                    self.at += 1;
-                    return Ok(members);
-                }
-                _ => return Err(EnvelopeError::Malformed(self.at)),
-            }
         }
     }
 
@@ -258,14 +303,14 @@ fn scalar_end(bytes: &[u8], mut i: usize) -> usize {
 }
 
 /// A member's key from its quoted form. A key without escapes (all of them, in practice) is
-/// its bytes; one with escapes goes through serde_json. Both refuse what serde_json refuses:
-/// control characters and bytes that are not UTF-8.
-fn decode_key(quoted: &[u8]) -> Option<String> {
+/// its bytes, borrowed; one with escapes goes through serde_json. Both refuse what serde_json
+/// refuses: control characters and bytes that are not UTF-8.
+fn decode_key(quoted: &[u8]) -> Option<Cow<'_, str>> {
     let inner = quoted.get(1..quoted.len().checked_sub(1)?)?;
     if inner.iter().any(|&b| b == b'\\' || b < 0x20) {
-        return serde_json::from_slice(quoted).ok();
+        return serde_json::from_slice::<String>(quoted).ok().map(Cow::Owned);
     }
-    std::str::from_utf8(inner).ok().map(str::to_owned)
+    std::str::from_utf8(inner).ok().map(Cow::Borrowed)
 }
 
 #[cfg(test)]

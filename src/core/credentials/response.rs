@@ -3,7 +3,7 @@
 //! parsed into a tree nor copied.
 
 use super::clean::{RemoteSigningConfig, Rules, StorageCredential, table_locations};
-use super::envelope::{self, Envelope, EnvelopeError};
+use super::envelope::{self, Envelope, EnvelopeError, Member, Prefix};
 use super::storage::TableStorage;
 use bytes::Bytes;
 use serde_json::{Map, Value};
@@ -13,7 +13,8 @@ use std::collections::VecDeque;
 #[derive(Debug)]
 pub struct Parsed {
     body: Bytes,
-    envelope: Envelope,
+    /// The top-level members; the metadata's are read once, in `read`, and not kept.
+    members: Vec<Member<'static>>,
     config: Option<Map<String, Value>>,
     storage: Option<Vec<StorageCredential>>,
     /// The top-level `remote-signing-config` (Iceberg 1.11+).
@@ -24,7 +25,19 @@ pub struct Parsed {
 
 impl Parsed {
     pub fn read(body: Bytes) -> Result<Self, EnvelopeError> {
-        let envelope = Envelope::scan(&body)?;
+        Self::read_resuming(body, None, 0).map(|(parsed, _)| parsed)
+    }
+
+    /// [`Parsed::read`] resuming from what reading an earlier answer of the same table learned
+    /// ([`Prefix`]); returns beside it what this reading learned, when it scanned a `metadata`
+    /// of at most `keep_up_to` bytes anew.
+    pub fn read_resuming(
+        body: Bytes,
+        earlier: Option<&Prefix>,
+        keep_up_to: usize,
+    ) -> Result<(Self, Option<Prefix>), EnvelopeError> {
+        let envelope = Envelope::scan_resuming(&body, earlier)?;
+        let learned = if envelope.resumed { None } else { envelope.prefix(&body, keep_up_to) };
         // A list or map the upstream sends as `null` is read as absent (older Lakekeeper).
         let config: Option<Map<String, Value>> = envelope
             .member("config")
@@ -57,7 +70,8 @@ impl Parsed {
                 Some(table_locations(location, properties.as_ref()))
             }
         };
-        Ok(Self { body, envelope, config, storage, remote_signing, locations })
+        let members = envelope.members.into_iter().map(Member::into_owned).collect();
+        Ok((Self { body, members, config, storage, remote_signing, locations }, learned))
     }
 
     /// The table's storage, when the response carries its `metadata`.
@@ -82,7 +96,7 @@ impl Parsed {
         let mut config = self.config;
         let mut storage = self.storage;
         let mut remote_signing = self.remote_signing;
-        let is_table = self.envelope.member("metadata").is_some();
+        let is_table = has(&self.members, "metadata");
         let mut first = true;
         let mut member = |out: &mut Chunks, bytes: Bytes| {
             if !std::mem::take(&mut first) {
@@ -90,8 +104,8 @@ impl Parsed {
             }
             out.push(bytes);
         };
-        for m in &self.envelope.members {
-            match m.key.as_str() {
+        for m in &self.members {
+            match m.key.as_ref() {
                 "config" => member(&mut out, rendered("config", &rules_config(rules, config.take()))?),
                 "storage-credentials" => {
                     let entries = rules.storage_credentials(storage.take().unwrap_or_default(), locations);
@@ -109,16 +123,20 @@ impl Parsed {
         }
         // a table answer without `config` gets one when icegate adds credentials or its signer
         let adds = rules.minted.is_some() || rules.action == super::Action::Sign;
-        if adds && is_table && self.envelope.member("config").is_none() {
+        if adds && is_table && !has(&self.members, "config") {
             member(&mut out, rendered("config", &rules_config(rules, None))?);
         }
-        if rules.minted.is_some() && self.envelope.member("storage-credentials").is_none() {
+        if rules.minted.is_some() && !has(&self.members, "storage-credentials") {
             member(&mut out, rendered("storage-credentials", &rules.storage_credentials(Vec::new(), locations))?);
         }
         out.push(Bytes::from_static(b"}"));
         out.finish();
         Ok(out)
     }
+}
+
+fn has(members: &[Member<'_>], key: &str) -> bool {
+    members.iter().any(|m| m.key == key)
 }
 
 fn rules_config(rules: &Rules<'_>, config: Option<Map<String, Value>>) -> Map<String, Value> {

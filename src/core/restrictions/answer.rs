@@ -31,7 +31,7 @@ pub fn inject(body: &[u8], applied: &Applied) -> Result<Vec<u8>, InjectError> {
     if envelope.member("metadata").is_none() {
         return Err(InjectError::NoMetadata);
     }
-    let raw = |m: Option<&crate::core::credentials::envelope::Member>| m.and_then(|m| body.get(m.value.clone()));
+    let raw = |m: Option<&crate::core::credentials::envelope::Member<'_>>| m.and_then(|m| body.get(m.value.clone()));
     let schema = Schema::read(
         raw(envelope.metadata_member("current-schema-id")),
         raw(envelope.metadata_member("schemas")),

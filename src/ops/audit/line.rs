@@ -5,50 +5,59 @@
 
 use super::{Object, Record};
 
-/// Most lines fit: one allocation per line.
+/// Most lines fit: room for one is made before a line is written, so that it grows its
+/// buffer at most once.
 const TYPICAL_LINE: usize = 768;
 
-/// `record` as one JSON object and a newline.
+/// `record` as one JSON object and a newline, in a buffer of its own (tests).
+#[cfg(test)]
 pub fn write(record: &Record) -> Vec<u8> {
-    let mut out = Vec::with_capacity(TYPICAL_LINE);
-    out.extend_from_slice(b"{\"ts\":");
-    string(&mut out, &record.ts);
-    out.extend_from_slice(b",\"request_id\":");
-    string(&mut out, &record.request_id);
-    out.extend_from_slice(b",\"user\":");
-    optional(&mut out, record.user.as_deref(), string);
-    out.extend_from_slice(b",\"groups\":");
-    optional(&mut out, record.groups.as_deref(), strings);
-    out.extend_from_slice(b",\"held_roles\":");
-    optional(&mut out, record.held_roles.as_deref(), strings);
-    out.extend_from_slice(b",\"active_roles\":");
-    optional(&mut out, record.active_roles.as_deref(), strings);
-    out.extend_from_slice(b",\"active_roles_header\":");
-    optional(&mut out, record.active_roles_header.as_deref(), string);
-    out.extend_from_slice(b",\"operation\":");
-    optional(&mut out, record.operation, string);
-    out.extend_from_slice(b",\"objects\":");
-    objects(&mut out, &record.objects);
-    out.extend_from_slice(b",\"decision\":");
-    string(&mut out, record.decision);
-    out.extend_from_slice(b",\"status\":");
-    number(&mut out, u64::from(record.status));
-    out.extend_from_slice(b",\"reason\":");
-    optional(&mut out, record.reason.as_deref(), string);
-    out.extend_from_slice(b",\"credential\":");
-    optional(&mut out, record.credential, string);
-    out.extend_from_slice(b",\"policy_generation\":");
-    number(&mut out, record.policy_generation);
-    out.extend_from_slice(b",\"policy_hash\":");
-    string(&mut out, &record.policy_hash);
-    out.extend_from_slice(b",\"upstream\":");
-    optional(&mut out, record.upstream.as_deref(), string);
-    out.extend_from_slice(b",\"upstream_status\":");
-    optional(&mut out, record.upstream_status.map(u64::from), number);
-    out.extend_from_slice(b",\"duration_ms\":");
-    float(&mut out, record.duration_ms);
-    out.extend_from_slice(b"}\n");
+    let mut out = Vec::new();
+    write_to(&mut out, record);
     out
+}
+
+/// `record` as one JSON object and a newline, appended to `out` (the writer's pending lines,
+/// so that a line costs no buffer of its own).
+pub fn write_to(out: &mut Vec<u8>, record: &Record) {
+    out.reserve(TYPICAL_LINE);
+    out.extend_from_slice(b"{\"ts\":");
+    string(out, &record.ts);
+    out.extend_from_slice(b",\"request_id\":");
+    string(out, &record.request_id);
+    out.extend_from_slice(b",\"user\":");
+    optional(out, record.user.as_deref(), string);
+    out.extend_from_slice(b",\"groups\":");
+    optional(out, record.groups.as_deref(), strings);
+    out.extend_from_slice(b",\"held_roles\":");
+    optional(out, record.held_roles.as_deref(), strings);
+    out.extend_from_slice(b",\"active_roles\":");
+    optional(out, record.active_roles.as_deref(), strings);
+    out.extend_from_slice(b",\"active_roles_header\":");
+    optional(out, record.active_roles_header.as_deref(), string);
+    out.extend_from_slice(b",\"operation\":");
+    optional(out, record.operation, string);
+    out.extend_from_slice(b",\"objects\":");
+    objects(out, &record.objects);
+    out.extend_from_slice(b",\"decision\":");
+    string(out, record.decision);
+    out.extend_from_slice(b",\"status\":");
+    number(out, u64::from(record.status));
+    out.extend_from_slice(b",\"reason\":");
+    optional(out, record.reason.as_deref(), string);
+    out.extend_from_slice(b",\"credential\":");
+    optional(out, record.credential, string);
+    out.extend_from_slice(b",\"policy_generation\":");
+    number(out, record.policy_generation);
+    out.extend_from_slice(b",\"policy_hash\":");
+    string(out, &record.policy_hash);
+    out.extend_from_slice(b",\"upstream\":");
+    optional(out, record.upstream.as_deref(), string);
+    out.extend_from_slice(b",\"upstream_status\":");
+    optional(out, record.upstream_status.map(u64::from), number);
+    out.extend_from_slice(b",\"duration_ms\":");
+    float(out, record.duration_ms);
+    out.extend_from_slice(b"}\n");
 }
 
 fn optional<T>(out: &mut Vec<u8>, value: Option<T>, write: impl FnOnce(&mut Vec<u8>, T)) {

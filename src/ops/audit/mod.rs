@@ -96,7 +96,7 @@ impl Audit {
         if self.writer.is_off() {
             return;
         }
-        self.writer.add(&line::write(record));
+        self.writer.add_with(|out| line::write_to(out, record));
     }
 
     /// Batches lines until `park` is flushed (the runtime's thread going idle).

@@ -56,14 +56,22 @@ impl Writer {
 
     /// Adds one line (ending in `\n`); writes it now unless batching holds it.
     pub fn add(&self, line: &[u8]) {
+        self.add_with(|out| out.extend_from_slice(line));
+    }
+
+    /// Adds the line `write` appends to the buffer it is given: while batching, the pending
+    /// buffer itself, so that a line costs no buffer of its own and no copy.
+    pub fn add_with(&self, write: impl FnOnce(&mut Vec<u8>)) {
         let Ok(mut pending) = self.pending.lock() else { return };
         if !self.batching.load(Ordering::Relaxed) {
-            self.write(line);
+            let mut line = Vec::new();
+            write(&mut line);
+            self.write(&line);
             return;
         }
         let now = Instant::now();
         let since = *pending.since.get_or_insert(now);
-        pending.bytes.extend_from_slice(line);
+        write(&mut pending.bytes);
         if pending.bytes.len() >= MAX_PENDING_BYTES || now.duration_since(since) >= MAX_PENDING_AGE {
             self.write_out(&mut pending);
         }

@@ -94,6 +94,7 @@ impl<'a> Vend<'a> {
     fn caller(&self) -> vending::Caller<'_> {
         vending::Caller {
             user: self.user,
+            catalog: self.catalog,
             active_roles: &self.active_roles,
             table: &self.table_name,
             asked: self.asked,

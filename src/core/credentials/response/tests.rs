@@ -1,6 +1,7 @@
 use super::*;
 use crate::core::credentials::Action;
 use crate::core::credentials::clean::Endpoints;
+use crate::core::credentials::envelope::Prefix;
 use crate::core::policy::authorize::Scope;
 use crate::serve::sts::Minted;
 use serde_json::json;
@@ -129,4 +130,45 @@ fn a_small_rewritten_response_is_one_buffer() {
     let v: serde_json::Value = serde_json::from_slice(&whole).unwrap();
     assert_eq!(v["config"], serde_json::json!({"client.region": "r"}));
     assert_eq!(v["metadata"]["pad"].as_str().map(str::len), Some(20 * 1024));
+}
+
+/// What reading `body` gives, resumed or not: the rewritten bytes under each action, or the
+/// error.
+fn outcome(body: &Bytes, earlier: Option<&Prefix>) -> Vec<Result<Vec<u8>, EnvelopeError>> {
+    let e = endpoints();
+    [Action::Keep, Action::Strip, Action::Sign]
+        .into_iter()
+        .map(|action| {
+            let (parsed, _) = Parsed::read_resuming(body.clone(), earlier, usize::MAX)?;
+            let locations = parsed.locations.clone().unwrap_or_default();
+            Ok(parsed.render(&rules(action, &e, None), &locations)?.concat())
+        })
+        .collect()
+}
+
+/// The security of resuming: for answers that differ from the kept one by one byte anywhere
+/// from just inside its metadata to its end (or are cut there), the rewrite or the refusal is
+/// byte for byte the full read's.
+#[test]
+fn a_resumed_read_rewrites_and_refuses_byte_for_byte_as_a_full_read() {
+    let first = body(r#","remote-signing-config":{"uri":"https://s"}"#);
+    let (_, learned) = Parsed::read_resuming(first.clone(), None, usize::MAX).unwrap();
+    let prefix = learned.expect("a table answer's scan is kept");
+    let end = first.windows(METADATA.len()).position(|w| w == METADATA.as_bytes()).unwrap() + METADATA.len();
+    let (mut resumed, mut refused) = (0, 0);
+    for at in end - 3..first.len() {
+        for byte in b"{}[]\",: \\a1\x00-".iter().copied() {
+            let mut second = first.to_vec();
+            second[at] = byte;
+            for second in [Bytes::from(second), first.slice(..at)] {
+                let full = outcome(&second, None);
+                // read and not learned anew: resumed
+                let read = Parsed::read_resuming(second.clone(), Some(&prefix), usize::MAX);
+                resumed += usize::from(matches!(read, Ok((_, None))));
+                refused += usize::from(full.iter().all(Result::is_err));
+                assert_eq!(outcome(&second, Some(&prefix)), full, "{}", String::from_utf8_lossy(&second));
+            }
+        }
+    }
+    assert!(resumed > 1000 && refused > 1000, "{resumed} resumed, {refused} refused");
 }
