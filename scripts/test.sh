@@ -10,9 +10,9 @@ usage: bash scripts/test.sh [--quick | --help]
 
   (no option)  everything CI runs (.ci/run): about 20 minutes on an idle 2-core machine with the
                crates already built; about 30 from a fresh clone (crates, Debian packages,
-               Python wheels, cargo-fuzz), plus step 9 (about 7 minutes: the optimized
-               release build took 6 at rest, 18 to 25 on a machine busy with other builds)
-               and step 10 (about 1 minute)
+               Python wheels, cargo-fuzz), plus step 8 (about 3.5 minutes from nothing),
+               step 10 (about 7 minutes: the optimized release build took 6 at rest, 18 to
+               25 on a machine busy with other builds) and step 11 (about 1 minute)
   --quick      clippy, the unit tests and the integration binary; no end-to-end test, nothing
                installed: about 3 minutes once built
   --help       this text; runs nothing
@@ -37,27 +37,31 @@ What the full run does, in order:
   7. tests/upstream_auth/run.sh: icegate's own credentials for the upstream: oauth2 against
      oidc-provider's short-lived tokens for three minutes (a catalog that checks them on the JWKS),
      the jwt provider through a key rotation, sigv4 verified by botocore (about 3.5 minutes)
-  8. tests/readme/follow.sh: the README's demo command in a fresh clone
-  9. tests/pod/run.sh: the container images built with podman (scripts/image.sh: the release
+  8. tests/clients/iceberg-rust/run.sh: iceberg-rust's REST client (iceberg-catalog-rest
+     0.10.1) through icegate: lists, a load, rows read, refusals; its first build compiles 321
+     crates (about 3.5 minutes on an idle 2-core machine)
+  9. tests/readme/follow.sh: the README's demo command in a fresh clone
+ 10. tests/pod/run.sh: the container images built with podman (scripts/image.sh: the release
      binary, fat LTO, is most of it) and the sidecar manifests run as a pod with
      `podman kube play`, driven with PyIceberg through the pod's published ports
- 10. tests/pod/gateway.sh: the gateway manifests with podman (step 9's images, and a PostgreSQL
+ 11. tests/pod/gateway.sh: the gateway manifests with podman (step 10's images, and a PostgreSQL
      image from Debian's packages): two replicas sharing the PostgreSQL ownership store over
      TLS, JWTs verified against a JWKS, one replica stopped (about 1 minute)
- 11. scripts/fuzz.sh: each fuzz target for 20 s
+ 12. scripts/fuzz.sh: each fuzz target for 20 s
 
 What it installs when missing (it runs as root, or with sudo for apt-get):
   - Debian packages, with apt-get: postgresql (step 2); openjdk-17-jdk-headless, Jackson,
-    httpcore5, ASM, SLF4J and the SQLite JDBC driver for the dev catalog (steps 4-10); podman,
-    runc, catatonit and ca-certificates (steps 9-10), which also writes
+    httpcore5, ASM, SLF4J and the SQLite JDBC driver for the dev catalog (steps 4-11); podman,
+    runc, catatonit and ca-certificates (steps 10-11), which also writes
     /etc/containers/containers.conf when it is missing (runc, cgroupfs, ulimits)
   - pinned Python packages with pip, in virtual environments under target/: pyiceberg, pyarrow,
-    duckdb (steps 4, 6, 8-10); moto (6); pyiceberg with s3fs (6); pyspark 3.5.9 and the Iceberg
+    duckdb (steps 4, 6, 8-11); moto (6); pyiceberg with s3fs (6); pyspark 3.5.9 and the Iceberg
     1.10.2 runtime jar (6); the Iceberg jar of the dev catalog comes from a pinned,
     hash-checked PyPI wheel
   - oidc-provider 9.13.3 with npm ci from tests/upstream_auth/package-lock.json, and PyJWT and
     botocore pinned in tests/upstream_auth/requirements.txt, under target/upstream-auth (steps 6, 7)
-  - cargo-fuzz 0.13.1 with cargo install (step 11)
+  - the iceberg-rust client's crates, with cargo from its own Cargo.lock (step 8)
+  - cargo-fuzz 0.13.1 with cargo install (step 12)
   Everything else it needs is the Rust toolchain (1.95), Java 17's runtime, Python 3.11 and Node.js 20
   with npm.
 HELP
@@ -91,10 +95,12 @@ step bash deploy/dev-catalog/smoke.sh
 step bash tests/names/run.sh
 step bash tests/e2e/run.sh
 step bash tests/upstream_auth/run.sh
+# the fourth client, iceberg-rust: its cold build (321 crates) is most of the step
+step bash tests/clients/iceberg-rust/run.sh
 step bash tests/readme/follow.sh
 # the image built here and the sidecar manifests run as a pod (podman), docs/deploy.md
 step bash tests/pod/run.sh
-# the gateway manifests: two replicas and a PostgreSQL store, with the images step 9 built
+# the gateway manifests: two replicas and a PostgreSQL store, with the images step 10 built
 step env ICEGATE_POD_IMAGES=built bash tests/pod/gateway.sh
 # each fuzz target for 20 s on its committed corpus (--long for a real run)
 step bash scripts/fuzz.sh

@@ -5,8 +5,8 @@
 # starts the dev catalog with a fixture made by PyIceberg, and icegate on policies/example.yaml
 # (the `simple` provider), then checks as alice narrowed to `analyst` and bob narrowed to `etl`:
 # filtered namespace and table lists, a table loaded and its rows read with iceberg's local file
-# storage, and a refused loadTable surfacing icegate's message. Not part of tests/e2e/run.sh
-# (the lead decides whether CI runs it). Exits non-zero on failure.
+# storage, and a refused loadTable surfacing icegate's message. Step 8 of scripts/test.sh (CI).
+# Exits non-zero on failure.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 HERE="$ROOT/tests/clients/iceberg-rust"
