@@ -208,8 +208,13 @@ mod tests {
     use super::super::{Config, Overrides};
     use super::*;
 
+    /// Loads `text` from a file of its own: tests run in parallel, and a directory named after
+    /// the text's length was shared by two texts of one length (`glue` renamed `rest`), so one
+    /// test could read the other's file half-written.
     fn load(text: &str) -> Result<Config, ConfigError> {
-        let dir = std::env::temp_dir().join(format!("icegate-upstreams-{}-{}", std::process::id(), text.len()));
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("icegate-upstreams-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("c.toml");
         std::fs::write(&file, text).unwrap();

@@ -21,19 +21,6 @@ pub enum AcceptError {
     AbsoluteForm,
 }
 
-/// Headers that describe one hop, never the request (RFC 9110 §7.6.1).
-const HOP_BY_HOP: [&str; 9] = [
-    "connection",
-    "keep-alive",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "proxy-connection",
-    "proxy-authorization",
-    "proxy-authenticate",
-];
-
 /// Headers icegate reads or sets itself; a `Connection` header can never remove them, so a
 /// caller cannot hide its credential or role header from icegate while the upstream sees it.
 const PROTECTED: [&str; 3] = ["authorization", "x-gravitino-active-roles", "host"];
@@ -62,10 +49,13 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
 }
 
-/// A name of [`HOP_BY_HOP`], or any `proxy-` header.
+/// A header that describes one hop, never the request (RFC 9110 §7.6.1), or any `proxy-`
+/// header (`Proxy-Connection`, `Proxy-Authorization`, `Proxy-Authenticate` among them). Every
+/// header of every request and answer is asked: a `match` dispatches on the length first.
 fn is_hop_by_hop(name: &HeaderName) -> bool {
     let n = name.as_str();
-    n.starts_with("proxy-") || HOP_BY_HOP.contains(&n)
+    matches!(n, "connection" | "keep-alive" | "te" | "trailer" | "transfer-encoding" | "upgrade")
+        || n.starts_with("proxy-")
 }
 
 /// 400, and the connection closed, for a request with both `Content-Length` and

@@ -172,8 +172,13 @@ impl Vending {
         }
         let ttl = Duration::from_secs(self.config.location_cache_seconds);
         let Ok(mut cache) = self.tables.lock() else { return };
-        // A fresh entry learned for signing also serves everything else: keep it.
-        if !for_signing && cache.get(table_path).is_some_and(|c| c.for_signing && c.at.elapsed() < ttl) {
+        let entry = Cached { at: Instant::now(), storage, for_signing };
+        // A table loaded again updates its entry in place: no new key, one hash.
+        if let Some(known) = cache.get_mut(table_path) {
+            // A fresh entry learned for signing also serves everything else: keep it.
+            if for_signing || !(known.for_signing && entry.at.duration_since(known.at) < ttl) {
+                *known = entry;
+            }
             return;
         }
         if cache.len() >= MAX_CACHED_TABLES {
@@ -182,7 +187,7 @@ impl Vending {
                 cache.clear();
             }
         }
-        cache.insert(table_path.to_owned(), Cached { at: Instant::now(), storage, for_signing });
+        cache.insert(table_path.to_owned(), entry);
     }
 
     /// The directory of the namespace at `namespace_path`, if learned within the cache's time.
@@ -211,12 +216,13 @@ impl Vending {
     pub fn endpoints(&self, table_path: &str) -> Endpoints {
         let relative = table_path.trim_start_matches('/');
         let public = self.config.public_url.as_deref().map(|u| u.trim_end_matches('/').to_owned());
+        // `concat`, not `format!`: every credential-bearing answer builds these.
         Endpoints {
             credentials: match &public {
-                Some(base) => format!("{base}/{relative}/credentials"),
-                None => format!("{relative}/credentials"),
+                Some(base) => [base, "/", relative, "/credentials"].concat(),
+                None => [relative, "/credentials"].concat(),
             },
-            sign: format!("{relative}/sign"),
+            sign: [relative, "/sign"].concat(),
             signer_uri: public,
         }
     }
@@ -300,18 +306,24 @@ impl Vending {
 /// `/v1[/prefix]/namespaces/{ns}/tables/{t}`; for createTable and registerTable, whose table
 /// is named in the body, `body_name`.
 pub fn table_path(route: &Route, body_name: Option<&str>) -> Option<String> {
+    let path = route.canonical_path.as_str();
     let prefixed = route.prefix_segments;
-    let segments: Vec<&str> = route.canonical_path.split('/').collect();
     // ["", "v1", prefix segments..., "namespaces", ns, "tables", name, ...]
     let (namespaces, tables) = (2 + prefixed, 4 + prefixed);
-    if segments.get(namespaces) != Some(&"namespaces") {
+    let segment = |i: usize| path.split('/').nth(i);
+    // The path through segment `last` (which ends at the path's `last`-th slash), as a slice.
+    let through = |last: usize| {
+        segment(last)?;
+        path.get(..path.match_indices('/').nth(last).map_or(path.len(), |(at, _)| at))
+    };
+    if segment(namespaces) != Some("namespaces") {
         return None;
     }
     match (route.name.as_ref(), body_name) {
-        (Some(_), _) if segments.get(tables) == Some(&"tables") => segments.get(..tables + 2).map(|s| s.join("/")),
+        (Some(_), _) if segment(tables) == Some("tables") => through(tables + 1).map(str::to_owned),
         (None, Some(name)) => {
-            let namespace = segments.get(..=namespaces + 1)?.join("/");
-            Some(format!("{namespace}/tables/{}", crate::core::iceberg::path::encode(name)))
+            let namespace = through(namespaces + 1)?;
+            Some([namespace, "/tables/", &crate::core::iceberg::path::encode(name)].concat())
         }
         _ => None,
     }
@@ -332,6 +344,24 @@ mod tests {
             Classified::Route(r) => r,
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A table loaded again updates its entry in place, except that an entry learned by asking
+    /// for signing (which names the signer) is not replaced by one that may omit it.
+    #[test]
+    fn a_fresh_storage_entry_learned_for_signing_is_kept_until_signing_replaces_it() {
+        let vending = Vending::new(Config::default(), None, Vec::new());
+        let storage = |l: &str| Arc::new(TableStorage { locations: vec![l.to_owned()], ..TableStorage::default() });
+        let cached = |for_signing| vending.cached_storage("/v1/namespaces/db/tables/t", for_signing);
+        let locations = |s: Option<Arc<TableStorage>>| s.map(|s| s.locations.clone());
+        vending.remember_storage("/v1/namespaces/db/tables/t", storage("s3://b/plain"), false);
+        assert_eq!(locations(cached(false)), Some(vec!["s3://b/plain".to_owned()]));
+        assert_eq!(cached(true), None, "not learned for signing");
+        vending.remember_storage("/v1/namespaces/db/tables/t", storage("s3://b/signing"), true);
+        vending.remember_storage("/v1/namespaces/db/tables/t", storage("s3://b/plain-again"), false);
+        assert_eq!(locations(cached(true)), Some(vec!["s3://b/signing".to_owned()]), "kept");
+        vending.remember_storage("/v1/namespaces/db/tables/t", storage("s3://b/signing-2"), true);
+        assert_eq!(locations(cached(false)), Some(vec!["s3://b/signing-2".to_owned()]), "replaced");
     }
 
     fn scope(narrowed: Scope, unnarrowed: Scope) -> CredentialScope {

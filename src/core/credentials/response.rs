@@ -37,7 +37,6 @@ impl Parsed {
         keep_up_to: usize,
     ) -> Result<(Self, Option<Prefix>), EnvelopeError> {
         let envelope = Envelope::scan_resuming(&body, earlier)?;
-        let learned = if envelope.resumed { None } else { envelope.prefix(&body, keep_up_to) };
         // A list or map the upstream sends as `null` is read as absent (older Lakekeeper).
         let config: Option<Map<String, Value>> = envelope
             .member("config")
@@ -54,9 +53,12 @@ impl Parsed {
             .map(|m| envelope::parse::<Option<_>>(&body, m, "a remote signing configuration"))
             .transpose()?
             .flatten();
-        let locations = match envelope.member("metadata") {
-            None => None,
-            Some(_) => {
+        // A resumed answer's metadata is byte for byte the earlier one's: so are its locations.
+        let known = earlier.filter(|_| envelope.resumed).and_then(Prefix::locations);
+        let locations = match (envelope.member("metadata"), known) {
+            (None, _) => None,
+            (Some(_), Some(known)) => Some(known.to_vec()),
+            (Some(_), None) => {
                 let location: Option<String> = envelope
                     .metadata_member("location")
                     .map(|m| envelope::parse(&body, m, "a string"))
@@ -69,6 +71,12 @@ impl Parsed {
                     .flatten();
                 Some(table_locations(location, properties.as_ref()))
             }
+        };
+        // Kept only once everything read from the prefix has been read without error.
+        let learned = match (envelope.resumed, &locations) {
+            (true, _) => None,
+            (false, Some(locations)) => envelope.prefix(&body, keep_up_to).map(|p| p.with_locations(locations.clone())),
+            (false, None) => envelope.prefix(&body, keep_up_to),
         };
         let members = envelope.members.into_iter().map(Member::into_owned).collect();
         Ok((Self { body, members, config, storage, remote_signing, locations }, learned))

@@ -24,6 +24,10 @@ pub struct Prefix {
     spans: Vec<Spans>,
     /// How many of `spans` are top-level members.
     top: usize,
+    /// The table's locations as the reader derived them from `metadata`'s `location` and
+    /// `properties`, which lie inside `bytes`: an answer that resumes from this prefix has the
+    /// same ones, so they are not parsed again.
+    locations: Option<Vec<String>>,
 }
 
 #[derive(Debug)]
@@ -64,7 +68,17 @@ impl Prefix {
             keys.push_str(&m.key);
             spans.push(Spans { key: from..keys.len(), span: m.span.clone(), value: m.value.clone() });
         }
-        Some(Self { bytes: bytes.get(..end)?.to_vec(), keys, spans, top: kept.len() })
+        Some(Self { bytes: bytes.get(..end)?.to_vec(), keys, spans, top: kept.len(), locations: None })
+    }
+
+    /// This prefix with the locations read from its `metadata`.
+    pub fn with_locations(self, locations: Vec<String>) -> Self {
+        Self { locations: Some(locations), ..self }
+    }
+
+    /// The locations read from this prefix's `metadata`, when they were kept with it.
+    pub fn locations(&self) -> Option<&[String]> {
+        self.locations.as_deref()
     }
 
     /// About how many bytes keeping the prefix takes.
@@ -73,6 +87,7 @@ impl Prefix {
             + self.bytes.len()
             + self.keys.len()
             + self.spans.len() * std::mem::size_of::<Spans>()
+            + self.locations.iter().flatten().map(|l| l.len() + std::mem::size_of::<String>()).sum::<usize>()
     }
 
     /// The members of `bytes` up to the end of `metadata`, when `bytes` start with this

@@ -132,18 +132,45 @@ fn a_small_rewritten_response_is_one_buffer() {
     assert_eq!(v["metadata"]["pad"].as_str().map(str::len), Some(20 * 1024));
 }
 
-/// What reading `body` gives, resumed or not: the rewritten bytes under each action, or the
-/// error.
-fn outcome(body: &Bytes, earlier: Option<&Prefix>) -> Vec<Result<Vec<u8>, EnvelopeError>> {
+/// What reading `body` gives, resumed or not: the table's locations and the rewritten bytes
+/// under each action, or the error.
+type Outcome = Result<(Option<Vec<String>>, Vec<u8>), EnvelopeError>;
+
+fn outcome(body: &Bytes, earlier: Option<&Prefix>) -> Vec<Outcome> {
     let e = endpoints();
     [Action::Keep, Action::Strip, Action::Sign]
         .into_iter()
         .map(|action| {
             let (parsed, _) = Parsed::read_resuming(body.clone(), earlier, usize::MAX)?;
-            let locations = parsed.locations.clone().unwrap_or_default();
-            Ok(parsed.render(&rules(action, &e, None), &locations)?.concat())
+            let locations = parsed.locations.clone();
+            let rendered = parsed.render(&rules(action, &e, None), locations.as_deref().unwrap_or_default())?;
+            Ok((locations, rendered.concat()))
         })
         .collect()
+}
+
+/// The locations kept with a prefix serve only an answer whose metadata is the kept one's,
+/// byte for byte: one with another `location` or another `write.data.path` is read anew.
+#[test]
+fn locations_kept_with_a_prefix_serve_only_the_same_metadata() {
+    let first = body("");
+    let (read, learned) = Parsed::read_resuming(first.clone(), None, usize::MAX).unwrap();
+    let prefix = learned.expect("a table answer's scan is kept");
+    let expected = vec!["s3://lake/wh/db/t".to_owned(), "s3://lake/data/t".to_owned()];
+    assert_eq!(read.locations.as_ref(), Some(&expected));
+    assert_eq!(prefix.locations(), Some(expected.as_slice()), "kept with the prefix");
+    let again = body(r#","extra":1"#);
+    let (resumed, learned) = Parsed::read_resuming(again, Some(&prefix), usize::MAX).unwrap();
+    assert!(learned.is_none(), "the same metadata resumes");
+    assert_eq!(resumed.locations, Some(expected));
+    let text = String::from_utf8(first.to_vec()).unwrap();
+    for (from, to) in [("s3://lake/wh/db/t\"", "s3://lake/wh/db/u\""), ("s3://lake/data/t", "s3://other/data/t")] {
+        let moved = Bytes::from(text.replacen(from, to, 1));
+        let (read, learned) = Parsed::read_resuming(moved.clone(), Some(&prefix), usize::MAX).unwrap();
+        assert!(learned.is_some(), "other metadata is scanned anew: {to}");
+        assert_eq!(read.locations, Parsed::read(moved).unwrap().locations);
+        assert!(read.locations.unwrap().iter().any(|l| l.contains(to.trim_end_matches('"'))), "{to}");
+    }
 }
 
 /// The security of resuming: for answers that differ from the kept one by one byte anywhere
