@@ -99,7 +99,7 @@ impl Parsed {
     /// The rewritten body. A member icegate adds (minted credentials where the upstream sent
     /// none) goes last.
     pub fn render(self, rules: &Rules<'_>, locations: &[String]) -> Result<Chunks, EnvelopeError> {
-        let mut out = Chunks::default();
+        let mut out = Chunks::for_about(self.body.len());
         out.push(Bytes::from_static(b"{"));
         let mut config = self.config;
         let mut storage = self.storage;
@@ -179,12 +179,27 @@ pub struct Chunks {
     /// Small pieces not yet in `parts`, copied together.
     pending: Vec<u8>,
     len: usize,
+    /// Every piece goes into `pending`: a body that will be written as one buffer is gathered
+    /// there from the start, not copied together at the end.
+    whole: bool,
 }
 
+/// Room for what a rewrite adds to an answer (a signer's keys, minted credentials) beyond the
+/// upstream's size, so that gathering a small answer does not grow its buffer.
+const ADDED_ROOM: usize = 2048;
+
 impl Chunks {
+    /// A body about as long as `upstream`, the answer it is rewritten from.
+    fn for_about(upstream: usize) -> Self {
+        if upstream > ONE_BUFFER_UP_TO {
+            return Self::default();
+        }
+        Self { pending: Vec::with_capacity(upstream + ADDED_ROOM), whole: true, ..Self::default() }
+    }
+
     fn push(&mut self, bytes: Bytes) {
         self.len += bytes.len();
-        if bytes.len() < COALESCE_BELOW {
+        if self.whole || bytes.len() < COALESCE_BELOW {
             self.pending.extend_from_slice(&bytes);
             return;
         }
