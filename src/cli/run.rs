@@ -64,6 +64,11 @@ pub fn run(config: Config) -> Result<(), RunError> {
     if let Some(w) = crate::serve::identity::simple::network_warning(&config) {
         tracing::warn!("{w}");
     }
+    for entry in config.upstream_entries() {
+        if let Some(w) = entry.credentials.warning() {
+            tracing::warn!(upstream = %entry.name, "{w}");
+        }
+    }
     // A candidate that does not load is reported, not fatal: the live policy is what serves.
     let shadow = config.shadow_policy.as_deref().and_then(|path| match crate::core::policy::load_path(path) {
         Ok(l) => Some(l.snapshot),

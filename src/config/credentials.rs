@@ -179,11 +179,50 @@ impl Credentials {
         }
         Ok(())
     }
+
+    /// A setting that is accepted but does nothing: with icegate as the signer every answer
+    /// carries no storage credentials whatever `mode` says (docs/design.md §8), so a mode that
+    /// names credentials handed out would mislead whoever reads the config.
+    pub fn warning(&self) -> Option<String> {
+        let mode = match self.mode {
+            Mode::Passthrough => "passthrough",
+            Mode::S3Downscope => "s3-downscope",
+            Mode::StripBroader | Mode::Strip => return None,
+        };
+        (self.signing.signer == Signer::Local).then(|| {
+            format!(
+                "`credentials.mode` is `{mode}`, which has no effect with `credentials.signing.signer = \"local\"`: \
+                 answers carry no storage credentials and icegate signs each authorized request itself \
+                 (as the role of `credentials.sts.role_arn` when it is set); remove `mode` or set it to `strip`"
+            )
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_credentials_mode_that_icegate_as_signer_ignores_is_warned_about() {
+        let local = |mode| {
+            let mut c = Credentials { mode, ..Credentials::default() };
+            c.signing.signer = Signer::Local;
+            c
+        };
+        for mode in [Mode::Passthrough, Mode::S3Downscope] {
+            let warning = local(mode).warning().unwrap_or_default();
+            assert!(warning.contains("has no effect"), "{mode:?}: {warning}");
+            assert_eq!(
+                Credentials { mode, ..Credentials::default() }.warning(),
+                None,
+                "the catalog signs: {mode:?} works"
+            );
+        }
+        for mode in [Mode::StripBroader, Mode::Strip] {
+            assert_eq!(local(mode).warning(), None, "{mode:?} says what happens");
+        }
+    }
 
     #[test]
     fn settings_that_cannot_work_are_refused_at_start_up() {
