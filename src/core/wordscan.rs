@@ -1,5 +1,5 @@
-//! Where a JSON string's plain run ends, found eight bytes at a time: list filtering and audit
-//! lines pass over strings that are most of their bytes.
+//! Where a JSON string's plain run ends, and whether a name is plain text, found eight bytes
+//! at a time: list filtering and audit lines pass over strings that are most of their bytes.
 //!
 //! The word tests are the classic ones: `zero(v)` sets the high bit of a zero byte of `v`. They
 //! mark a higher byte spuriously only above a byte they mark rightly (only such a byte starts a
@@ -31,6 +31,38 @@ pub fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
     first(bytes, |w| equal(w, b'"') | equal(w, b'\\'), |b| b == b'"' || b == b'\\')
 }
 
+/// Whether every byte is printable ASCII (0x20 to 0x7e) other than a path separator (`/`,
+/// `\`): the usual namespace level or table name. A yes or no, so the words' marks are only
+/// gathered, and a name that is not a whole number of words ends with its last eight bytes
+/// read again (one of under eight bytes is padded with a plain byte).
+pub fn name_plain(bytes: &[u8]) -> bool {
+    // 0x7f and up: adding one to a byte below 0x80 carries into its high bit only at 0x7f
+    let marks = |w: u64| {
+        equal(w, b'/')
+            | equal(w, b'\\')
+            | (w.wrapping_sub(ONES * 0x20) & !w & HIGHS)
+            | ((((w & !HIGHS) + ONES) | w) & HIGHS)
+    };
+    let word = |chunk: &[u8]| chunk.try_into().map_or(HIGHS, |c| marks(u64::from_le_bytes(c)));
+    let mut chunks = bytes.chunks_exact(8);
+    let mut found = 0;
+    for chunk in &mut chunks {
+        found |= word(chunk);
+    }
+    let tail = chunks.remainder();
+    if !tail.is_empty() {
+        found |= match bytes.len().checked_sub(8).and_then(|at| bytes.get(at..)) {
+            Some(last) => word(last),
+            None => {
+                let mut padded = [b'a'; 8];
+                padded.iter_mut().zip(tail).for_each(|(p, b)| *p = *b);
+                word(&padded)
+            }
+        };
+    }
+    found == 0
+}
+
 fn first(bytes: &[u8], word_hits: impl Fn(u64) -> u64, byte_hits: impl Fn(u8) -> bool) -> Option<usize> {
     let mut chunks = bytes.chunks_exact(8);
     let mut offset = 0;
@@ -56,6 +88,8 @@ mod tests {
             proptest::prop_assert_eq!(string_stop(&bytes), bytes.iter().position(stop));
             let quote = |b: &u8| *b == b'"' || *b == b'\\';
             proptest::prop_assert_eq!(quote_or_backslash(&bytes), bytes.iter().position(quote));
+            let plain = |b: &u8| (0x20..0x7f).contains(b) && *b != b'/' && *b != b'\\';
+            proptest::prop_assert_eq!(name_plain(&bytes), bytes.iter().all(plain));
         }
     }
 }

@@ -216,9 +216,14 @@ fn has_path_separator(s: &str) -> bool {
     memchr::memchr2(b'/', b'\\', s.as_bytes()).is_some()
 }
 
-/// The rules of `check_common` as a yes or no, without building an error.
+/// The rules of `check_common` as a yes or no, without building an error. A list filter asks
+/// for every name it reads: the usual name, printable ASCII without a separator, passes in one
+/// pass over its words; any other is checked rule by rule.
 fn common_ok(s: &str) -> bool {
-    !s.is_empty() && s != "." && s != ".." && !has_control(s) && !has_path_separator(s)
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && (crate::core::wordscan::name_plain(s.as_bytes()) || (!has_control(s) && !has_path_separator(s)))
 }
 
 /// Whether [`check_level`] accepts `level`; the same rules, without building an error.
@@ -290,8 +295,8 @@ mod tests {
     /// Strings made of the characters the name rules look at, and their neighbours in UTF-8.
     fn tricky() -> impl proptest::strategy::Strategy<Value = String> {
         let chars = proptest::sample::select(vec![
-            'a', '.', ':', '|', '\u{0}', '\u{1}', '\u{1f}', ' ', '\u{7e}', '\u{7f}', '\u{80}', '\u{85}', '\u{9f}',
-            '\u{a0}', '\u{bf}', '\u{c0}', '\u{100}', '\u{2028}', '\u{feff}', 'é', '😀',
+            'a', '.', ':', '|', '/', '\\', '\u{0}', '\u{1}', '\u{1f}', ' ', '\u{7e}', '\u{7f}', '\u{80}', '\u{85}',
+            '\u{9f}', '\u{a0}', '\u{bf}', '\u{c0}', '\u{100}', '\u{2028}', '\u{feff}', 'é', '😀',
         ]);
         proptest::strategy::Strategy::prop_map(proptest::collection::vec(chars, 0..12), |c| c.into_iter().collect())
     }
