@@ -189,27 +189,12 @@ fn check_common(s: &str) -> Result<(), NameError> {
 
 /// Whether `s` has a character [`is_control`] accepts, read byte by byte instead of decoding:
 /// in UTF-8, C0 controls and DEL are the bytes below 0x20 and 0x7f, and a C1 control
-/// (U+0080..U+009F) is 0xc2 then 0x80..=0x9f, where 0xc2 can only be a leading byte.
+/// (U+0080..U+009F) is 0xc2 then 0x80..=0x9f, where 0xc2 can only be a leading byte. Only
+/// names that [`crate::core::wordscan::name_plain`] did not pass come here, so no word-wise
+/// shortcut is repeated.
 fn has_control(s: &str) -> bool {
     let bytes = s.as_bytes();
-    // Eight bytes at a time, since list filters check every name they read: a word is suspect
-    // when a byte is below 0x20, is 0x7f, or has its high bit set (0x7f and up); only a
-    // suspect name is checked byte by byte.
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = ONES * 0x80;
-    let suspect = |word: u64| {
-        // the classic "has a byte below n": a borrow starts only at such a byte
-        let below_space = word.wrapping_sub(ONES * 0x20) & !word;
-        // 0x7f is the one byte without its high bit that carries into it when incremented
-        let del_or_high = ((word & !HIGHS) + ONES) | word;
-        (below_space | del_or_high) & HIGHS != 0
-    };
-    let mut chunks = bytes.chunks_exact(8);
-    let clean = chunks.all(|chunk| chunk.try_into().is_ok_and(|c| !suspect(u64::from_le_bytes(c))))
-        && chunks.remainder().iter().all(|&b| (0x20..0x7f).contains(&b));
-    !clean
-        && (bytes.iter().any(|&b| b < 0x20 || b == 0x7f)
-            || bytes.windows(2).any(|w| matches!(w, [0xc2, b] if *b < 0xa0)))
+    bytes.iter().any(|&b| b < 0x20 || b == 0x7f) || bytes.windows(2).any(|w| matches!(w, [0xc2, b] if *b < 0xa0))
 }
 
 fn has_path_separator(s: &str) -> bool {
