@@ -63,6 +63,28 @@ pub fn name_plain(bytes: &[u8]) -> bool {
     found == 0
 }
 
+/// Whether `a` and `b` are equal, compared in place for texts of up to 16 bytes. A list filter
+/// compares each entry's namespace levels with the previous entry's (short texts, nearly always
+/// equal): two overlapping words, or a few bytes, cost less than the call into `memcmp` that
+/// slice equality makes.
+pub fn same_text(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word = |s: &[u8], at: usize| s.get(at..at + 8).and_then(|w| w.try_into().ok()).map(u64::from_le_bytes);
+    match n {
+        0..8 => a.iter().zip(b).all(|(x, y)| x == y),
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        _ => a == b,
+    }
+}
+
+/// Whether two lists of texts are equal, each pair compared by [`same_text`].
+pub fn same_texts<A: AsRef<str>, B: AsRef<str>>(a: &[A], b: &[B]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_text(x.as_ref().as_bytes(), y.as_ref().as_bytes()))
+}
+
 fn first(bytes: &[u8], word_hits: impl Fn(u64) -> u64, byte_hits: impl Fn(u8) -> bool) -> Option<usize> {
     let mut chunks = bytes.chunks_exact(8);
     let mut offset = 0;
@@ -90,6 +112,20 @@ mod tests {
             proptest::prop_assert_eq!(quote_or_backslash(&bytes), bytes.iter().position(quote));
             let plain = |b: &u8| (0x20..0x7f).contains(b) && *b != b'/' && *b != b'\\';
             proptest::prop_assert_eq!(name_plain(&bytes), bytes.iter().all(plain));
+        }
+
+        #[test]
+        fn the_word_comparison_says_what_slice_equality_says(a in proptest::collection::vec(0u8..4, 0..24), flip in proptest::prelude::any::<proptest::sample::Index>()) {
+            // a copy with one byte changed, and the copy itself: unequal and equal texts of
+            // every length, the first and last bytes of each word included
+            let mut b = a.clone();
+            proptest::prop_assert!(same_text(&a, &b));
+            if !b.is_empty() {
+                let i = flip.index(b.len());
+                b[i] ^= 1;
+            }
+            proptest::prop_assert_eq!(same_text(&a, &b), a == b);
+            proptest::prop_assert_eq!(same_text(&a, &a[..a.len() / 2]), a.is_empty());
         }
     }
 }

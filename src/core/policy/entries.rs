@@ -48,7 +48,7 @@ impl<'s> EntryFilter<'s> {
             (ListKind::Functions, Entry::Object(i)) => (Rule::FunctionEntry, i.namespace.levels(), i.name.as_str()),
             _ => return false,
         };
-        if self.base.as_ref().is_none_or(|(ns, _, _)| ns.as_slice() != levels) {
+        if self.base.as_ref().is_none_or(|(ns, _, _)| !crate::core::wordscan::same_texts(ns, levels)) {
             let target = Target::resolve(self.snap, self.subject.owners, self.catalog, levels, None);
             self.base = Some((levels.to_vec(), target, None));
         }

@@ -140,7 +140,7 @@ impl Reused {
 /// Whether the levels are equal: entries mostly repeat the previous entry's namespace, which is
 /// then neither checked nor copied again.
 fn same(levels: &[String], other: &[&str]) -> bool {
-    levels.len() == other.len() && levels.iter().zip(other).all(|(a, b)| a == b)
+    crate::core::wordscan::same_texts(levels, other)
 }
 
 fn owned(levels: &[&str]) -> Vec<String> {
