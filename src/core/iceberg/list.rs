@@ -273,7 +273,7 @@ pub fn filter<'a>(
 ) -> Result<ListPage<'a>, ListError> {
     let body = body.into();
     let read = {
-        let text = std::str::from_utf8(body.as_bytes()).map_err(|_| JsonError::InvalidUtf8)?;
+        let text = crate::core::iceberg::json::text(body.as_bytes())?;
         if text.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
             return Err(JsonError::Empty.into());
         }

@@ -152,3 +152,20 @@ fn messages() {
     assert_eq!(shown.chars().count(), QUOTE_LIMIT + 1);
     assert_eq!(quote("a\nb"), "a\\nb");
 }
+
+proptest::proptest! {
+    /// simdutf8 reads the answer in blocks of 64 bytes and more: texts long enough to reach
+    /// past several blocks, and any bytes spliced into them, are judged as std judges them.
+    #[test]
+    fn text_accepts_exactly_what_std_accepts(
+        valid in "\\PC{0,200}",
+        splice in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..6),
+        at in proptest::prelude::any::<proptest::sample::Index>(),
+    ) {
+        let mut bytes = valid.clone().into_bytes();
+        proptest::prop_assert_eq!(text(&bytes), Ok(valid.as_str()));
+        let i = at.index(bytes.len() + 1);
+        bytes.splice(i..i, splice);
+        proptest::prop_assert_eq!(text(&bytes).ok(), std::str::from_utf8(&bytes).ok());
+    }
+}
