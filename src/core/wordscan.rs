@@ -1,5 +1,6 @@
-//! Where a JSON string's plain run ends, and whether a name is plain text, found eight bytes
-//! at a time: list filtering and audit lines pass over strings that are most of their bytes.
+//! Where a JSON string's plain run ends, whether a name is plain text, and whether two short
+//! texts are equal, found eight bytes at a time: list filtering and audit lines pass over
+//! strings that are most of their bytes.
 //!
 //! The word tests are the classic ones: `zero(v)` sets the high bit of a zero byte of `v`. They
 //! mark a higher byte spuriously only above a byte they mark rightly (only such a byte starts a
