@@ -26,7 +26,7 @@ const METADATA_BYTES: usize = 5 * 1024 * 1024;
 fn rewrite(body: &Bytes, action: Action) -> usize {
     let endpoints = Endpoints { credentials: "v1/c".into(), sign: "v1/s".into(), signer_uri: None };
     let rules = Rules { action, extra_allowed: &[], endpoints: &endpoints, minted: None, read_headers: &[] };
-    let parsed = Parsed::read(body.clone()).unwrap();
+    let parsed = Parsed::read(body).unwrap();
     let locations = parsed.locations.clone().unwrap_or_default();
     parsed.render(&rules, &locations).unwrap().len()
 }

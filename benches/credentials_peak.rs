@@ -37,7 +37,7 @@ fn main() {
     let rules =
         Rules { action: Action::Strip, extra_allowed: &[], endpoints: &endpoints, minted: None, read_headers: &[] };
     let (ours, out_len) = peak_of(|| {
-        let parsed = Parsed::read(body.clone()).unwrap();
+        let parsed = Parsed::read(&body).unwrap();
         let locations = parsed.locations.clone().unwrap_or_default();
         let chunks = parsed.render(&rules, &locations).unwrap();
         chunks.len()

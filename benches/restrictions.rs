@@ -28,7 +28,7 @@ fn rewrite(body: Bytes) -> usize {
     let endpoints = Endpoints { credentials: "v1/c".into(), sign: "v1/s".into(), signer_uri: None };
     let rules =
         Rules { action: Action::Keep, extra_allowed: &[], endpoints: &endpoints, minted: None, read_headers: &[] };
-    let parsed = Parsed::read(body).unwrap();
+    let parsed = Parsed::read(&body).unwrap();
     let locations = parsed.locations.clone().unwrap_or_default();
     parsed.render(&rules, &locations).unwrap().len()
 }

@@ -19,7 +19,8 @@ fuzz_target!(|data: &[u8]| {
     if serde_json::from_slice::<Value>(bytes).is_err() {
         return;
     }
-    let Ok(parsed) = Parsed::read(Bytes::copy_from_slice(bytes)) else { return };
+    let body = Bytes::copy_from_slice(bytes);
+    let Ok(parsed) = Parsed::read(&body) else { return };
     let endpoints = Endpoints {
         credentials: "/v1/prod/namespaces/sales/tables/orders/credentials".into(),
         sign: "v1/prod/namespaces/sales/tables/orders/sign".into(),

@@ -280,6 +280,10 @@ async fn a_malformed_or_ambiguous_credential_response_is_502() {
         r#"{"metadata":{"location":"s3://lake/t"]}"#,
         r#"{"metadata":{},"storage-credentials":{"prefix":"s3://lake/t"}}"#,
         "[]",
+        // a key twice in a `config` map: clients differ on which value they read
+        r#"{"metadata":{"location":"s3://lake/t"},"config":{"token":"t","client.region":"r","token":"t2"}}"#,
+        r#"{"metadata":{"location":"s3://lake/t"},"config":{"s3.access-key-id":"a","s3.access-key-\u0069d":"b"}}"#,
+        r#"{"metadata":{"location":"s3://lake/t"},"storage-credentials":[{"prefix":"s3://lake/t","config":{"s3.access-key-id":"a","s3.access-key-id":"b"}}]}"#,
     ] {
         let upstream = FakeUpstream::start(move |_: &Recorded| Reply::raw(200, body)).await;
         let g = gate(&upstream.url(""), &POLICY, |_| {}).await;

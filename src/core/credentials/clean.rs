@@ -4,8 +4,10 @@
 
 use super::Action;
 use super::Minted;
-use serde::{Deserialize, Serialize};
+use super::config_map::{ConfigMap, StringMap};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// `config` keys that carry no secret, kept when credentials are removed (docs/design.md §8).
 const NON_SECRET_KEYS: &[&str] = &[
@@ -31,17 +33,19 @@ const REFRESH_KEYS: [&str; 3] = [
 /// The refresh endpoint of S3 credentials, the only kind `s3-downscope` mints.
 const S3_REFRESH_KEY: &str = "client.refresh-credentials-endpoint";
 
-/// One `storage-credentials` entry (Iceberg's `StorageCredential`). Other members are dropped.
+/// One `storage-credentials` entry (Iceberg's `StorageCredential`), read in place from the
+/// upstream's answer. Other members are dropped.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
-pub struct StorageCredential {
-    pub prefix: String,
+pub struct StorageCredential<'a> {
+    #[serde(borrow)]
+    pub prefix: Cow<'a, str>,
     /// `null` is read as absent, as everywhere a list or map may be (docs/design.md §8).
-    #[serde(default, deserialize_with = "null_as_empty")]
-    pub config: Map<String, Value>,
+    #[serde(default, borrow, deserialize_with = "null_as_empty")]
+    pub config: ConfigMap<'a>,
 }
 
-fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Map<String, Value>, D::Error> {
-    Option::<Map<String, Value>>::deserialize(d).map(Option::unwrap_or_default)
+fn null_as_empty<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<ConfigMap<'a>, D::Error> {
+    Option::<ConfigMap<'a>>::deserialize(d).map(Option::unwrap_or_default)
 }
 
 /// The spec's `RemoteSigningConfig`; members it does not define pass as they came.
@@ -91,10 +95,10 @@ impl Rules<'_> {
     }
 
     /// A table response's `config`.
-    pub fn config(&self, config: &mut Map<String, Value>) {
+    pub fn config(&self, config: &mut ConfigMap<'_>) {
         self.scrub(config);
         if self.action != Action::Keep {
-            config.retain(|key, _| self.allowed(key));
+            config.retain_keys(|key| self.allowed(key));
         }
         if self.action == Action::Sign {
             offer_signing(config);
@@ -106,16 +110,20 @@ impl Rules<'_> {
     }
 
     /// A response's `storage-credentials`; `locations` are the table's (docs/design.md §8).
-    pub fn storage_credentials(&self, entries: Vec<StorageCredential>, locations: &[String]) -> Vec<StorageCredential> {
+    pub fn storage_credentials<'a>(
+        &self,
+        entries: Vec<StorageCredential<'a>>,
+        locations: &[String],
+    ) -> Vec<StorageCredential<'a>> {
         match self.action {
             Action::Strip | Action::Sign => Vec::new(),
             Action::Downscope(_) => {
                 let Some(minted) = self.minted else { return Vec::new() };
                 s3_locations(locations)
                     .map(|prefix| {
-                        let mut config = Map::new();
+                        let mut config = ConfigMap::new();
                         minted.insert_into(&mut config);
-                        StorageCredential { prefix: prefix.to_owned(), config }
+                        StorageCredential { prefix: Cow::Owned(prefix.to_owned()), config }
                     })
                     .collect()
             }
@@ -133,19 +141,19 @@ impl Rules<'_> {
 
     /// What no caller gets in any mode: a client must keep authenticating as itself, never with
     /// a `token` icegate passed on, nor with headers the upstream chose for its requests to icegate.
-    fn scrub(&self, config: &mut Map<String, Value>) {
+    fn scrub(&self, config: &mut impl StringMap) {
         config.remove("token");
-        config.retain(|key, _| !names_read_header(key, self.read_headers));
+        config.retain_keys(|key| !names_read_header(key, self.read_headers));
     }
 
-    fn rewrite_endpoints(&self, config: &mut Map<String, Value>) {
+    fn rewrite_endpoints(&self, config: &mut impl StringMap) {
         for key in REFRESH_KEYS {
-            if let Some(value) = config.get_mut(key) {
-                *value = Value::String(self.endpoints.credentials.clone());
+            if config.has(key) {
+                config.set(key, &self.endpoints.credentials);
             }
         }
-        let remote_signing = config.get("s3.remote-signing-enabled").and_then(Value::as_str) == Some("true");
-        let uses_signer = [S3_SIGNER_KEYS, SIGNER_KEYS].iter().flatten().any(|k| config.contains_key(*k));
+        let remote_signing = config.string("s3.remote-signing-enabled").as_deref() == Some("true");
+        let uses_signer = [S3_SIGNER_KEYS, SIGNER_KEYS].iter().flatten().any(|k| config.has(k));
         if uses_signer || remote_signing {
             self.write_signer(config);
         }
@@ -153,13 +161,13 @@ impl Rules<'_> {
 
     /// icegate's signer for the table, in every spelling: PyIceberg and Iceberg before 1.11
     /// read `s3.signer.*`, Iceberg 1.12 only `signer.*`.
-    fn write_signer(&self, map: &mut Map<String, Value>) {
+    fn write_signer(&self, map: &mut impl StringMap) {
         for [uri, endpoint] in [S3_SIGNER_KEYS, SIGNER_KEYS] {
-            map.insert(endpoint.to_owned(), Value::String(self.endpoints.sign.clone()));
+            map.set(endpoint, &self.endpoints.sign);
             match &self.endpoints.signer_uri {
-                Some(base) => map.insert(uri.to_owned(), Value::String(base.clone())),
+                Some(base) => map.set(uri, base),
                 None => map.remove(uri),
-            };
+            }
         }
     }
 
@@ -185,21 +193,17 @@ impl Rules<'_> {
 /// icegate signs (`credentials.signing.signer = "local"`): every client is told to sign through
 /// it — Iceberg's Java `S3FileIO` reads `s3.remote-signing-enabled`, PyIceberg's fsspec FileIO
 /// `s3.signer`, the name of its REST signer (an upstream's own value would name another).
-fn offer_signing(config: &mut Map<String, Value>) {
-    config.insert("s3.remote-signing-enabled".to_owned(), Value::String("true".to_owned()));
-    config.insert("s3.signer".to_owned(), Value::String("S3V4RestSigner".to_owned()));
+fn offer_signing(config: &mut impl StringMap) {
+    config.set("s3.remote-signing-enabled", "true");
+    config.set("s3.signer", "S3V4RestSigner");
 }
 
 impl Minted {
-    fn insert_into(&self, config: &mut Map<String, Value>) {
-        for (key, value) in [
-            ("s3.access-key-id", self.access_key_id.clone()),
-            ("s3.secret-access-key", self.secret_access_key.clone()),
-            ("s3.session-token", self.session_token.clone()),
-            ("s3.session-token-expires-at-ms", self.expiration_ms.to_string()),
-        ] {
-            config.insert(key.to_owned(), Value::String(value));
-        }
+    fn insert_into(&self, config: &mut impl StringMap) {
+        config.set("s3.access-key-id", &self.access_key_id);
+        config.set("s3.secret-access-key", &self.secret_access_key);
+        config.set("s3.session-token", &self.session_token);
+        config.set("s3.session-token-expires-at-ms", &self.expiration_ms.to_string());
     }
 }
 

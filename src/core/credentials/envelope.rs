@@ -91,8 +91,9 @@ impl<'a> Envelope<'a> {
 
 /// Parses one member's value (a small part, never `metadata`); `expected` says in icegate's
 /// words what it must be, for the error (serde's message would quote the upstream's value).
-pub fn parse<T: serde::de::DeserializeOwned>(
-    bytes: &[u8],
+/// Borrows from `bytes` what `T` can borrow.
+pub fn parse<'a, T: serde::Deserialize<'a>>(
+    bytes: &'a [u8],
     member: &Member<'_>,
     expected: &'static str,
 ) -> Result<T, EnvelopeError> {

@@ -2,6 +2,7 @@
 //! away from a credential-bearing response, where a table's data lives, what may be signed.
 
 pub mod clean;
+pub mod config_map;
 pub mod envelope;
 pub mod response;
 pub mod s3url;

@@ -1,30 +1,31 @@
 //! A credential-bearing response, read once and written back as slices of the upstream's
 //! bytes around the rewritten parts: the `metadata` (megabytes, for a big table) is never
-//! parsed into a tree nor copied.
+//! parsed into a tree nor copied, and the parts icegate rewrites are read in place.
 
 use super::clean::{RemoteSigningConfig, Rules, StorageCredential, table_locations};
+use super::config_map::ConfigMap;
 use super::envelope::{self, Envelope, EnvelopeError, Member, Prefix};
 use super::storage::TableStorage;
 use bytes::Bytes;
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
 
-/// The parts of one response icegate may change.
+/// The parts of one response icegate may change, borrowed from the upstream's answer.
 #[derive(Debug)]
-pub struct Parsed {
-    body: Bytes,
+pub struct Parsed<'a> {
+    body: &'a Bytes,
     /// The top-level members; the metadata's are read once, in `read`, and not kept.
-    members: Vec<Member<'static>>,
-    config: Option<Map<String, Value>>,
-    storage: Option<Vec<StorageCredential>>,
+    members: Vec<Member<'a>>,
+    config: Option<ConfigMap<'a>>,
+    storage: Option<Vec<StorageCredential<'a>>>,
     /// The top-level `remote-signing-config` (Iceberg 1.11+).
     remote_signing: Option<RemoteSigningConfig>,
     /// The table's locations, when the response carries its `metadata`.
     pub locations: Option<Vec<String>>,
 }
 
-impl Parsed {
-    pub fn read(body: Bytes) -> Result<Self, EnvelopeError> {
+impl<'a> Parsed<'a> {
+    pub fn read(body: &'a Bytes) -> Result<Self, EnvelopeError> {
         Self::read_resuming(body, None, 0).map(|(parsed, _)| parsed)
     }
 
@@ -32,25 +33,25 @@ impl Parsed {
     /// ([`Prefix`]); returns beside it what this reading learned, when it scanned a `metadata`
     /// of at most `keep_up_to` bytes anew.
     pub fn read_resuming(
-        body: Bytes,
-        earlier: Option<&Prefix>,
+        body: &'a Bytes,
+        earlier: Option<&'a Prefix>,
         keep_up_to: usize,
     ) -> Result<(Self, Option<Prefix>), EnvelopeError> {
-        let envelope = Envelope::scan_resuming(&body, earlier)?;
+        let envelope = Envelope::scan_resuming(body, earlier)?;
         // A list or map the upstream sends as `null` is read as absent (older Lakekeeper).
-        let config: Option<Map<String, Value>> = envelope
+        let config: Option<ConfigMap<'a>> = envelope
             .member("config")
-            .map(|m| envelope::parse::<Option<_>>(&body, m, "a map of strings"))
+            .map(|m| envelope::parse::<Option<_>>(body, m, "a map of strings"))
             .transpose()?
             .flatten();
-        let storage: Option<Vec<StorageCredential>> = envelope
+        let storage: Option<Vec<StorageCredential<'a>>> = envelope
             .member("storage-credentials")
-            .map(|m| envelope::parse::<Option<_>>(&body, m, "a list of storage credentials"))
+            .map(|m| envelope::parse::<Option<_>>(body, m, "a list of storage credentials"))
             .transpose()?
             .flatten();
         let remote_signing: Option<RemoteSigningConfig> = envelope
             .member("remote-signing-config")
-            .map(|m| envelope::parse::<Option<_>>(&body, m, "a remote signing configuration"))
+            .map(|m| envelope::parse::<Option<_>>(body, m, "a remote signing configuration"))
             .transpose()?
             .flatten();
         // A resumed answer's metadata is byte for byte the earlier one's: so are its locations.
@@ -61,12 +62,12 @@ impl Parsed {
             (Some(_), None) => {
                 let location: Option<String> = envelope
                     .metadata_member("location")
-                    .map(|m| envelope::parse(&body, m, "a string"))
+                    .map(|m| envelope::parse(body, m, "a string"))
                     .transpose()?
                     .flatten();
                 let properties: Option<Map<String, Value>> = envelope
                     .metadata_member("properties")
-                    .map(|m| envelope::parse::<Option<_>>(&body, m, "a map of strings"))
+                    .map(|m| envelope::parse::<Option<_>>(body, m, "a map of strings"))
                     .transpose()?
                     .flatten();
                 Some(table_locations(location, properties.as_ref()))
@@ -75,10 +76,10 @@ impl Parsed {
         // Kept only once everything read from the prefix has been read without error.
         let learned = match (envelope.resumed, &locations) {
             (true, _) => None,
-            (false, Some(locations)) => envelope.prefix(&body, keep_up_to).map(|p| p.with_locations(locations.clone())),
-            (false, None) => envelope.prefix(&body, keep_up_to),
+            (false, Some(locations)) => envelope.prefix(body, keep_up_to).map(|p| p.with_locations(locations.clone())),
+            (false, None) => envelope.prefix(body, keep_up_to),
         };
-        let members = envelope.members.into_iter().map(Member::into_owned).collect();
+        let members = envelope.members;
         Ok((Self { body, members, config, storage, remote_signing, locations }, learned))
     }
 
@@ -147,7 +148,7 @@ fn has(members: &[Member<'_>], key: &str) -> bool {
     members.iter().any(|m| m.key == key)
 }
 
-fn rules_config(rules: &Rules<'_>, config: Option<Map<String, Value>>) -> Map<String, Value> {
+fn rules_config<'a>(rules: &Rules<'_>, config: Option<ConfigMap<'a>>) -> ConfigMap<'a> {
     let mut config = config.unwrap_or_default();
     rules.config(&mut config);
     config

@@ -2,6 +2,7 @@
 //! §8): its locations, the S3 endpoint its `config` names, and the signer the upstream advertises
 //! for it; and where an authorized sign request for the table therefore goes.
 
+use super::config_map::StringMap;
 use super::s3url::{Endpoint, Origin};
 use serde_json::{Map, Value};
 use thiserror::Error;
@@ -39,10 +40,10 @@ pub struct Signer {
 }
 
 impl TableStorage {
-    pub fn new(locations: Vec<String>, config: Option<&Map<String, Value>>) -> Self {
-        let get = |key: &str| config.and_then(|c| c.get(key)).and_then(Value::as_str).map(str::trim);
-        let path_style = get("s3.path-style-access").is_some_and(|v| v.eq_ignore_ascii_case("true"));
-        let endpoint = get("s3.endpoint").and_then(|url| Endpoint::parse(url, path_style));
+    pub fn new(locations: Vec<String>, config: Option<&impl StringMap>) -> Self {
+        let get = |key: &str| config.and_then(|c| c.string(key));
+        let path_style = get("s3.path-style-access").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        let endpoint = get("s3.endpoint").and_then(|url| Endpoint::parse(url.trim(), path_style));
         Self { locations, endpoint, signer: Signer::named_in(config) }
     }
 }
@@ -65,14 +66,11 @@ pub fn advertised_in_config(body: &[u8]) -> Option<(Option<String>, Option<Signe
 impl Signer {
     /// The signer a `config` map names: `s3.signer.uri` and `s3.signer.endpoint`, else the newer
     /// `signer.uri` and `signer.endpoint`.
-    pub fn named_in(config: Option<&Map<String, Value>>) -> Option<Self> {
-        let get = |key: &str| config.and_then(|c| c.get(key)).and_then(Value::as_str).map(str::trim);
+    pub fn named_in(config: Option<&impl StringMap>) -> Option<Self> {
+        let get = |key: &str| config.and_then(|c| c.string(key)).map(|v| v.trim().to_owned());
         [("s3.signer.uri", "s3.signer.endpoint"), ("signer.uri", "signer.endpoint")]
             .into_iter()
-            .map(|(uri, endpoint)| Signer {
-                uri: get(uri).map(str::to_owned),
-                endpoint: get(endpoint).map(str::to_owned),
-            })
+            .map(|(uri, endpoint)| Signer { uri: get(uri), endpoint: get(endpoint) })
             .find(|s| s.uri.is_some() || s.endpoint.is_some())
     }
 
@@ -125,7 +123,7 @@ mod tests {
             storage(json!({"s3.endpoint": "not a url", "s3.remote-signing-enabled": "true"})),
             storage(json!({}))
         );
-        assert_eq!(TableStorage::new(Vec::new(), None), TableStorage::default());
+        assert_eq!(TableStorage::new(Vec::new(), None::<&Map<String, Value>>), TableStorage::default());
     }
 
     #[test]

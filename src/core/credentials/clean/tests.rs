@@ -28,9 +28,13 @@ fn map(value: Value) -> Map<String, Value> {
     value.as_object().cloned().unwrap()
 }
 
+fn config_map(value: Value) -> ConfigMap<'static> {
+    ConfigMap::from_value(&value).unwrap()
+}
+
 /// Every way an upstream could spell a credential that icegate does not know by name.
-fn upstream_config() -> Map<String, Value> {
-    map(json!({
+fn upstream_config() -> ConfigMap<'static> {
+    config_map(json!({
         "s3.access-key-id": "AKIA", "s3.secret-access-key": "s", "s3.session-token": "st",
         "S3.Secret-Access-Key": "mixed-case", "s3.secret-key": "invented", "client.access-key-id": "c",
         "gcs.oauth2.token": "g", "adls.sas-token.acct": "a", "my.custom.secret": "x", "token": "upstream-token",
@@ -51,10 +55,10 @@ fn removing_credentials_keeps_only_known_non_secret_keys() {
         read_headers: &[],
     };
     let mut config = upstream_config();
-    config.insert("my.extra".into(), json!("kept"));
+    config.set("my.extra", "kept");
     rules.config(&mut config);
     assert_eq!(
-        Value::Object(config),
+        config.to_value(),
         json!({"client.region": "eu-west-1", "s3.endpoint": "http://minio", "s3.path-style-access": "true",
                "write.format.default": "parquet", "io-impl": "org.apache.iceberg.aws.s3.S3FileIO", "my.extra": "kept"})
     );
@@ -66,7 +70,8 @@ fn kept_credentials_lose_the_token_and_refresh_through_icegate() {
     let rules = Rules { action: Action::Keep, extra_allowed: &[], endpoints: &e, minted: None, read_headers: &[] };
     let mut config = upstream_config();
     rules.config(&mut config);
-    assert!(!config.contains_key("token"));
+    let config = config.to_value();
+    assert!(config.get("token").is_none());
     assert_eq!(config["s3.secret-access-key"], "s");
     assert_eq!(config["client.refresh-credentials-endpoint"], "https://gate/v1/p/namespaces/db/tables/t/credentials");
 }
@@ -84,22 +89,26 @@ fn downscoping_replaces_every_upstream_credential_with_the_minted_ones() {
     };
     let mut config = upstream_config();
     rules.config(&mut config);
+    let config = config.to_value();
     assert_eq!(config["s3.access-key-id"], "ASIAMINTED");
     assert_eq!(config["s3.session-token-expires-at-ms"], "1700000000000");
     assert_eq!(config["client.refresh-credentials-endpoint"], "v1/p/namespaces/db/tables/t/credentials");
     for gone in ["S3.Secret-Access-Key", "s3.secret-key", "client.access-key-id", "gcs.oauth2.token", "token"] {
-        assert!(!config.contains_key(gone), "{gone}");
+        assert!(config.get(gone).is_none(), "{gone}");
     }
     let locations = vec!["s3://b/wh/t".to_owned(), "file:///x".to_owned(), "s3a://b/data".to_owned()];
     let entries = rules.storage_credentials(vec![entry("s3://b/", "AKIA")], &locations);
-    assert_eq!(entries.iter().map(|e| e.prefix.as_str()).collect::<Vec<_>>(), ["s3://b/wh/t", "s3a://b/data"]);
-    assert!(entries.iter().all(|e| e.config["s3.access-key-id"] == "ASIAMINTED"));
+    assert_eq!(entries.iter().map(|e| e.prefix.as_ref()).collect::<Vec<_>>(), ["s3://b/wh/t", "s3a://b/data"]);
+    assert!(entries.iter().all(|e| e.config.string("s3.access-key-id").as_deref() == Some("ASIAMINTED")));
     let none = Rules { minted: None, ..rules };
     assert!(none.storage_credentials(vec![entry("s3://b/wh/t", "AKIA")], &locations).is_empty());
 }
 
-fn entry(prefix: &str, key: &str) -> StorageCredential {
-    StorageCredential { prefix: prefix.into(), config: map(json!({"s3.access-key-id": key, "token": "t"})) }
+fn entry(prefix: &str, key: &str) -> StorageCredential<'static> {
+    StorageCredential {
+        prefix: Cow::Owned(prefix.to_owned()),
+        config: config_map(json!({"s3.access-key-id": key, "token": "t"})),
+    }
 }
 
 #[test]
@@ -118,9 +127,9 @@ fn storage_credentials_outside_the_table_are_removed_for_every_caller() {
         ],
         &locations,
     );
-    let keys: Vec<&str> = kept.iter().map(|e| e.config["s3.access-key-id"].as_str().unwrap()).collect();
+    let keys: Vec<String> = kept.iter().map(|e| e.config.string("s3.access-key-id").unwrap().into_owned()).collect();
     assert_eq!(keys, ["table", "data", "data-path"]);
-    assert!(kept.iter().all(|e| !e.config.contains_key("token")));
+    assert!(kept.iter().all(|e| !e.config.has("token")));
     let strip = Rules { action: Action::Strip, ..rules };
     assert!(strip.storage_credentials(vec![entry("s3://b/wh/db/t", "table")], &locations).is_empty());
     assert!(rules.storage_credentials(vec![entry("s3://b/wh/db/t", "table")], &[]).is_empty());
@@ -131,16 +140,18 @@ fn signer_keys_point_at_the_tables_sign_endpoint_of_icegate() {
     for public in [false, true] {
         let e = endpoints(public);
         let rules = Rules { action: Action::Strip, extra_allowed: &[], endpoints: &e, minted: None, read_headers: &[] };
-        let mut config = map(json!({"s3.remote-signing-enabled": "true", "s3.signer.uri": "http://upstream",
+        let mut config = config_map(json!({"s3.remote-signing-enabled": "true", "s3.signer.uri": "http://upstream",
                                     "s3.signer.endpoint": "v1/aws/s3/sign", "signer.uri": "http://upstream"}));
         rules.config(&mut config);
+        let config = config.to_value();
         assert_eq!(config["s3.signer.endpoint"], "v1/p/namespaces/db/tables/t/sign");
         assert_eq!(config["signer.endpoint"], "v1/p/namespaces/db/tables/t/sign");
         assert_eq!(config.get("s3.signer.uri").and_then(Value::as_str), public.then_some("https://gate"));
         assert_eq!(config.get("signer.uri").and_then(Value::as_str), public.then_some("https://gate"));
         // Remote signing with no signer keys would send clients to the legacy endpoint.
-        let mut bare = map(json!({"s3.remote-signing-enabled": "true"}));
+        let mut bare = config_map(json!({"s3.remote-signing-enabled": "true"}));
         rules.config(&mut bare);
+        let bare = bare.to_value();
         assert_eq!(bare["s3.signer.endpoint"], "v1/p/namespaces/db/tables/t/sign");
         // Iceberg 1.12 reads only the newer spelling
         assert_eq!(bare["signer.endpoint"], "v1/p/namespaces/db/tables/t/sign");
@@ -193,9 +204,9 @@ fn icegate_as_the_signer_removes_credentials_and_offers_its_signer_in_every_spel
         let rules = Rules { action: Action::Sign, extra_allowed: &[], endpoints: &e, minted: None, read_headers: &[] };
         let mut config = upstream_config();
         // an upstream's own signer, and a signer implementation PyIceberg does not have
-        config.insert("s3.signer.uri".into(), json!("http://catalog.internal/"));
-        config.insert("signer.endpoint".into(), json!("v1/upstream/sign"));
-        config.insert("s3.signer".into(), json!("UpstreamSigner"));
+        config.set("s3.signer.uri", "http://catalog.internal/");
+        config.set("signer.endpoint", "v1/upstream/sign");
+        config.set("s3.signer", "UpstreamSigner");
         rules.config(&mut config);
         let sign = "v1/p/namespaces/db/tables/t/sign";
         let mut expected = json!({
@@ -208,9 +219,9 @@ fn icegate_as_the_signer_removes_credentials_and_offers_its_signer_in_every_spel
             expected["s3.signer.uri"] = json!("https://gate");
             expected["signer.uri"] = json!("https://gate");
         }
-        assert_eq!(Value::Object(config), expected, "public url: {public}");
+        assert_eq!(config.to_value(), expected, "public url: {public}");
         let entries =
-            vec![StorageCredential { prefix: "s3://b/t".into(), config: map(json!({"s3.access-key-id": "A"})) }];
+            vec![StorageCredential { prefix: "s3://b/t".into(), config: config_map(json!({"s3.access-key-id": "A"})) }];
         assert_eq!(rules.storage_credentials(entries, &["s3://b/t".to_owned()]), []);
     }
 }

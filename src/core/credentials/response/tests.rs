@@ -23,7 +23,7 @@ fn rules<'a>(action: Action, e: &'a Endpoints, minted: Option<&'a Minted>) -> Ru
 }
 
 fn render(body: Bytes, rules: &Rules<'_>) -> (String, Value) {
-    let parsed = Parsed::read(body).unwrap();
+    let parsed = Parsed::read(&body).unwrap();
     let locations = parsed.locations.clone().unwrap();
     let out = parsed.render(rules, &locations).unwrap();
     let text = String::from_utf8(out.concat()).unwrap();
@@ -71,11 +71,11 @@ fn minted_credentials_are_added_where_the_upstream_sent_none() {
 fn vending_is_recognized_in_either_place() {
     let e = endpoints();
     let r = rules(Action::Keep, &e, None);
-    assert!(Parsed::read(body("")).unwrap().vends(&r));
+    assert!(Parsed::read(&body("")).unwrap().vends(&r));
     let config_only = Bytes::from_static(br#"{"config":{"gcs.oauth2.token":"g"}}"#);
-    assert!(Parsed::read(config_only).unwrap().vends(&r));
+    assert!(Parsed::read(&config_only).unwrap().vends(&r));
     let nothing = Bytes::from_static(br#"{"config":{"client.region":"r","token":"t"},"storage-credentials":[]}"#);
-    assert!(!Parsed::read(nothing).unwrap().vends(&r));
+    assert!(!Parsed::read(&nothing).unwrap().vends(&r));
 }
 
 #[test]
@@ -87,10 +87,27 @@ fn a_response_whose_credential_parts_do_not_parse_is_refused() {
         br#"{"metadata":{"location":7}}"#,
         br#"{"metadata":{"location":"x"},"metadata":{}}"#,
         br#"{"metadata":{"location":"x"]}"#,
+        br#"{"config":{"token":"t","k":"v","token":"t2"}}"#,
+        br#"{"storage-credentials":[{"prefix":"s3://b","config":{"k":"v","\u006b":"w"}}]}"#,
         b"",
     ] {
-        assert!(Parsed::read(Bytes::from_static(bad)).is_err(), "{}", String::from_utf8_lossy(bad));
+        assert!(Parsed::read(&Bytes::from_static(bad)).is_err(), "{}", String::from_utf8_lossy(bad));
     }
+}
+
+/// `config` is read in place: what icegate keeps of it is the upstream's keys in the upstream's
+/// order with their values as the upstream wrote them; what icegate writes goes in place or last.
+#[test]
+fn a_rewritten_config_keeps_the_upstreams_order_and_spelling() {
+    let e = endpoints();
+    let upstream = Bytes::from(format!(
+        r#"{{"metadata":{METADATA},"config":{{"z.key":"\u0041","client.region":"r","token":"t","client.refresh-credentials-endpoint":"old","a.key":"b"}}}}"#
+    ));
+    let (text, _) = render(upstream, &rules(Action::Keep, &e, None));
+    assert!(
+        text.ends_with(r#""config":{"z.key":"\u0041","client.region":"r","client.refresh-credentials-endpoint":"v1/c","a.key":"b"}}"#),
+        "{text}"
+    );
 }
 
 /// hyper sends at most 16 queued buffers per `writev`: a rewritten response of one-byte
@@ -102,7 +119,7 @@ fn a_rewritten_response_is_a_few_buffers_the_large_metadata_one_uncopied() {
     let upstream = Bytes::from(format!(
         r#"{{"metadata-location":"m","metadata":{big},"config":{{"s3.access-key-id":"AKIA","client.region":"r"}},"storage-credentials":[],"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8}}"#
     ));
-    let parsed = Parsed::read(upstream.clone()).unwrap();
+    let parsed = Parsed::read(&upstream).unwrap();
     let locations = parsed.locations.clone().unwrap();
     let out = parsed.render(&rules(Action::Strip, &e, None), &locations).unwrap();
     assert_eq!(out.part_count(), 3, "small parts before and after the metadata, the metadata itself");
@@ -121,7 +138,7 @@ fn a_small_rewritten_response_is_one_buffer() {
     let upstream = Bytes::from(format!(
         r#"{{"metadata-location":"m","metadata":{big},"config":{{"s3.access-key-id":"AKIA","client.region":"r"}}}}"#
     ));
-    let parsed = Parsed::read(upstream).unwrap();
+    let parsed = Parsed::read(&upstream).unwrap();
     let locations = parsed.locations.clone().unwrap();
     let out = parsed.render(&rules(Action::Strip, &e, None), &locations).unwrap();
     assert_eq!(out.part_count(), 1);
@@ -141,7 +158,7 @@ fn outcome(body: &Bytes, earlier: Option<&Prefix>) -> Vec<Outcome> {
     [Action::Keep, Action::Strip, Action::Sign]
         .into_iter()
         .map(|action| {
-            let (parsed, _) = Parsed::read_resuming(body.clone(), earlier, usize::MAX)?;
+            let (parsed, _) = Parsed::read_resuming(body, earlier, usize::MAX)?;
             let locations = parsed.locations.clone();
             let rendered = parsed.render(&rules(action, &e, None), locations.as_deref().unwrap_or_default())?;
             Ok((locations, rendered.concat()))
@@ -154,21 +171,21 @@ fn outcome(body: &Bytes, earlier: Option<&Prefix>) -> Vec<Outcome> {
 #[test]
 fn locations_kept_with_a_prefix_serve_only_the_same_metadata() {
     let first = body("");
-    let (read, learned) = Parsed::read_resuming(first.clone(), None, usize::MAX).unwrap();
+    let (read, learned) = Parsed::read_resuming(&first, None, usize::MAX).unwrap();
     let prefix = learned.expect("a table answer's scan is kept");
     let expected = vec!["s3://lake/wh/db/t".to_owned(), "s3://lake/data/t".to_owned()];
     assert_eq!(read.locations.as_ref(), Some(&expected));
     assert_eq!(prefix.locations(), Some(expected.as_slice()), "kept with the prefix");
     let again = body(r#","extra":1"#);
-    let (resumed, learned) = Parsed::read_resuming(again, Some(&prefix), usize::MAX).unwrap();
+    let (resumed, learned) = Parsed::read_resuming(&again, Some(&prefix), usize::MAX).unwrap();
     assert!(learned.is_none(), "the same metadata resumes");
     assert_eq!(resumed.locations, Some(expected));
     let text = String::from_utf8(first.to_vec()).unwrap();
     for (from, to) in [("s3://lake/wh/db/t\"", "s3://lake/wh/db/u\""), ("s3://lake/data/t", "s3://other/data/t")] {
         let moved = Bytes::from(text.replacen(from, to, 1));
-        let (read, learned) = Parsed::read_resuming(moved.clone(), Some(&prefix), usize::MAX).unwrap();
+        let (read, learned) = Parsed::read_resuming(&moved, Some(&prefix), usize::MAX).unwrap();
         assert!(learned.is_some(), "other metadata is scanned anew: {to}");
-        assert_eq!(read.locations, Parsed::read(moved).unwrap().locations);
+        assert_eq!(read.locations, Parsed::read(&moved).unwrap().locations);
         assert!(read.locations.unwrap().iter().any(|l| l.contains(to.trim_end_matches('"'))), "{to}");
     }
 }
@@ -179,7 +196,7 @@ fn locations_kept_with_a_prefix_serve_only_the_same_metadata() {
 #[test]
 fn a_resumed_read_rewrites_and_refuses_byte_for_byte_as_a_full_read() {
     let first = body(r#","remote-signing-config":{"uri":"https://s"}"#);
-    let (_, learned) = Parsed::read_resuming(first.clone(), None, usize::MAX).unwrap();
+    let (_, learned) = Parsed::read_resuming(&first, None, usize::MAX).unwrap();
     let prefix = learned.expect("a table answer's scan is kept");
     let end = first.windows(METADATA.len()).position(|w| w == METADATA.as_bytes()).unwrap() + METADATA.len();
     let (mut resumed, mut refused) = (0, 0);
@@ -190,7 +207,7 @@ fn a_resumed_read_rewrites_and_refuses_byte_for_byte_as_a_full_read() {
             for second in [Bytes::from(second), first.slice(..at)] {
                 let full = outcome(&second, None);
                 // read and not learned anew: resumed
-                let read = Parsed::read_resuming(second.clone(), Some(&prefix), usize::MAX);
+                let read = Parsed::read_resuming(&second, Some(&prefix), usize::MAX);
                 resumed += usize::from(matches!(read, Ok((_, None))));
                 refused += usize::from(full.iter().all(Result::is_err));
                 assert_eq!(outcome(&second, Some(&prefix)), full, "{}", String::from_utf8_lossy(&second));
