@@ -96,7 +96,10 @@ impl From<&ForwardError> for Refusal {
 
 impl From<&RewriteError> for Refusal {
     fn from(e: &RewriteError) -> Self {
-        Self::unreadable_upstream("response", e)
+        match e {
+            RewriteError::Seal => Self::new(500, "ServiceFailureException", e.to_string()),
+            _ => Self::unreadable_upstream("response", e),
+        }
     }
 }
 

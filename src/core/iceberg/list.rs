@@ -155,7 +155,8 @@ impl<'a> ListPage<'a> {
     }
 
     /// The response to send: the kept entries, the other fields unchanged, and
-    /// `next-page-token` replaced by `next_page_token` (omitted when `None`).
+    /// `next-page-token` replaced by `next_page_token` (`null` when `None`, and added only when
+    /// there is a token: an upstream that wrote no field gets none written).
     pub fn render(&self, kind: ListKind, next_page_token: Option<&str>) -> Vec<u8> {
         let entries: usize = self.pages.iter().flat_map(|page| &page.entries).map(|at| at.len() + 1).sum();
         let others: usize = self.fields.iter().map(|field| self.len_hint(field)).sum();
@@ -174,10 +175,13 @@ impl<'a> ListPage<'a> {
                     }
                     out.push(b']');
                 }
+                // The spec asks for `null` in the last page: where the upstream wrote the
+                // field, it stays, as `null` when there is no token to give back.
                 Field::Token => {
-                    if let Some(token) = next_page_token {
-                        sep.key(&mut out, TOKEN_KEY);
-                        push_string(&mut out, token);
+                    sep.key(&mut out, TOKEN_KEY);
+                    match next_page_token {
+                        Some(token) => push_string(&mut out, token),
+                        None => out.extend_from_slice(b"null"),
                     }
                     token_written = true;
                 }

@@ -24,6 +24,9 @@ pub enum RewriteError {
     /// Clients would send every request to a prefix icegate refuses (docs/design.md §2, §7).
     #[error("the getConfig answer's `{key}.prefix` `{value}` names no catalog of the policy that this upstream serves")]
     UnmappedPrefix { key: &'static str, value: String },
+    /// The upstream's page token could not be wrapped: the list is not sent cut short.
+    #[error("the upstream's page token could not be sealed")]
+    Seal,
 }
 
 /// Buffers an upstream body, bounded.

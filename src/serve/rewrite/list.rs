@@ -55,7 +55,8 @@ where
         page.append(list::filter(kind, bytes, separators, &mut visible)?);
         pages += 1;
     }
-    let next = page.next_page_token().and_then(&seal);
+    // a token that cannot be sealed is an error: dropped, it would end the caller's list early
+    let next = page.next_page_token().map(|token| seal(token).ok_or(RewriteError::Seal)).transpose()?;
     let body = page.render(kind, next.as_deref());
     let hidden = page.hidden();
     Ok(Filtered { body, hidden })

@@ -119,6 +119,26 @@ async fn without_page_size_every_upstream_page_is_read() {
 }
 
 #[tokio::test]
+async fn the_last_page_keeps_the_upstreams_null_token() {
+    // The spec asks a server for `"next-page-token": null` in its last page; clients may look
+    // for it. Where the upstream wrote none, none is written.
+    let (_, g) = setup_with(
+        |r| match r.target.split("pageToken=").nth(1) {
+            None => Reply::json(200, json!({"identifiers": idents(&["a", "salaries"]), "next-page-token": "2"})),
+            Some(_) => Reply::json(200, json!({"identifiers": idents(&["c"]), "next-page-token": null})),
+        },
+        |_| {},
+    )
+    .await;
+    let a = get(&g, "dave", LIST).await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    assert_eq!(a.json(), json!({"identifiers": idents(&["a", "c"]), "next-page-token": null}));
+    let (_, g) = setup_with(|_| Reply::json(200, json!({"identifiers": idents(&["a", "salaries"])})), |_| {}).await;
+    let a = get(&g, "dave", LIST).await;
+    assert_eq!(a.json(), json!({"identifiers": idents(&["a"])}));
+}
+
+#[tokio::test]
 async fn an_unparseable_list_response_is_502() {
     let (up, g) =
         setup_with(|_| Reply::raw(200, r#"{"identifiers": [{"namespace":["sales"],"name":"a"}"#), |_| {}).await;

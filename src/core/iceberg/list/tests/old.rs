@@ -1,5 +1,7 @@
 //! The list filter as it was before the scanner, kept verbatim (its pages hold copies of the
-//! kept entries) as the reference the differential tests compare the new one against.
+//! kept entries) as the reference the differential tests compare the new one against. One rule
+//! changed since, in both: a token field the upstream wrote is rendered `null` when there is no
+//! token to give back.
 
 use super::super::{Entry, ListError, ListKind, TOKEN_KEY, entry, push_string};
 use crate::core::iceberg::json::{self, JsonError};
@@ -51,9 +53,10 @@ impl ListPage {
                     out.push(b']');
                 }
                 Field::Token => {
-                    if let Some(token) = next_page_token {
-                        sep.key(&mut out, TOKEN_KEY);
-                        push_string(&mut out, token);
+                    sep.key(&mut out, TOKEN_KEY);
+                    match next_page_token {
+                        Some(token) => push_string(&mut out, token),
+                        None => out.extend_from_slice(b"null"),
                     }
                     token_written = true;
                 }
