@@ -30,6 +30,12 @@ if ! cargo fuzz --version 2>/dev/null | grep -q "$CARGO_FUZZ_VERSION"; then
 fi
 
 cd fuzz
+# `cargo fuzz build` takes no --locked: a fuzz/Cargo.lock that no longer matches the crate's
+# dependencies stops the run here instead of being rewritten unseen.
+if ! cargo metadata --locked --format-version 1 --filter-platform "$(rustc -vV | sed -n 's/^host: //p')" >/dev/null; then
+    echo "fuzz/Cargo.lock is out of date: run \`cargo update -w\` in fuzz/ and commit it" >&2
+    exit 1
+fi
 cargo fuzz build -s none -O
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
