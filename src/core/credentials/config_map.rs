@@ -1,7 +1,7 @@
-//! A `config` map of a credential-bearing response (the table's, a storage credential's), read
-//! in place: its keys and values stay slices of the upstream's answer unless icegate writes
-//! them, and it keeps the upstream's order. [`StringMap`] is what the credential rules ask of
-//! such a map, so that they read the same over a `serde_json` map.
+//! A `config` map of a credential-bearing response (the table's, a storage credential's) or a
+//! getConfig answer's object, read in place: its keys and values stay slices of the upstream's
+//! answer unless icegate writes them, and it keeps the upstream's order. [`StringMap`] is what
+//! the credential rules ask of such a map, so that they read the same over a `serde_json` map.
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
@@ -36,6 +36,14 @@ impl<'a> ConfigMap<'a> {
     /// The JSON text of `key`'s value.
     pub fn raw(&self, key: &str) -> Option<&str> {
         self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v.get())
+    }
+
+    /// Sets `key` to the JSON text `value`, where it was or else last.
+    pub fn set_raw(&mut self, key: &str, value: Box<RawValue>) {
+        match self.entries.iter_mut().find(|(k, _)| k == key) {
+            Some((_, v)) => *v = Cow::Owned(value),
+            None => self.entries.push((Cow::Owned(key.to_owned()), Cow::Owned(value))),
+        }
     }
 
     /// The map as a `serde_json` value (tests and diagnostics).
@@ -98,10 +106,7 @@ impl StringMap for ConfigMap<'_> {
     fn set(&mut self, key: &str, value: &str) {
         // A `String` always serializes.
         let Ok(value) = serde_json::value::to_raw_value(value) else { return };
-        match self.entries.iter_mut().find(|(k, _)| k == key) {
-            Some((_, v)) => *v = Cow::Owned(value),
-            None => self.entries.push((Cow::Owned(key.to_owned()), Cow::Owned(value))),
-        }
+        self.set_raw(key, value);
     }
 }
 

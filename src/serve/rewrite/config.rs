@@ -3,8 +3,10 @@
 
 use super::body::RewriteError;
 use crate::core::credentials::clean::{names_read_header, read_headers};
+use crate::core::credentials::config_map::{ConfigMap, StringMap};
 use crate::core::iceberg::list::ListError;
 use bytes::Bytes;
+use serde_json::value::RawValue;
 
 /// `config` keys that are credentials (docs/design.md §4 getConfig row); prefixes end with `.`.
 const CREDENTIAL_KEYS: [&str; 9] = [
@@ -80,27 +82,37 @@ pub fn clean_config(
     names_catalog: impl Fn(&str) -> bool,
 ) -> Result<Bytes, RewriteError> {
     let invalid = |why: &str| RewriteError::List(ListError::Shape(format!("config response: {why}")));
-    let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| invalid(&e.to_string()))?;
-    let top = value.as_object_mut().ok_or_else(|| invalid("not an object"))?;
+    // Read in place as a loadTable's `config` is: the upstream's order and spelling stay, and
+    // a key named twice is refused, since clients differ on which of its values they read.
+    let mut top: ConfigMap<'_> = serde_json::from_slice(bytes).map_err(|e| invalid(&e.to_string()))?;
     let read_headers = read_headers(&config.identity.header.user_header, &config.identity.header.groups_header);
     for key in ["defaults", "overrides"] {
-        if let Some(map) = top.get_mut(key).and_then(serde_json::Value::as_object_mut) {
-            map.retain(|k, _| !removed_config_key(k, &config.credentials.secret_config_keys, &read_headers));
-            match map.get("prefix") {
-                // clients read an empty prefix as none
-                None => {}
-                Some(serde_json::Value::String(p)) if p.is_empty() || names_catalog(p) => {}
-                Some(other) => {
-                    let value = other.as_str().map_or_else(|| other.to_string(), str::to_owned);
-                    return Err(RewriteError::UnmappedPrefix { key, value });
-                }
-            }
+        let Some(raw) = top.raw(key).filter(|raw| raw.starts_with('{')) else { continue };
+        let mut map: ConfigMap<'_> = serde_json::from_str(raw).map_err(|e| invalid(&e.to_string()))?;
+        map.retain_keys(|k| !removed_config_key(k, &config.credentials.secret_config_keys, &read_headers));
+        match (map.string("prefix"), map.raw("prefix")) {
+            (_, None) => {}
+            // clients read an empty prefix as none
+            (Some(p), _) if p.is_empty() || names_catalog(&p) => {}
+            (Some(p), _) => return Err(RewriteError::UnmappedPrefix { key, value: p.into_owned() }),
+            (None, Some(other)) => return Err(RewriteError::UnmappedPrefix { key, value: other.to_owned() }),
+        }
+        let cleaned = serde_json::value::to_raw_value(&map).map_err(|e| invalid(&e.to_string()))?;
+        top.set_raw(key, cleaned);
+    }
+    if let Some(raw) = top.raw("endpoints").filter(|raw| raw.starts_with('[')) {
+        let endpoints: Vec<&RawValue> = serde_json::from_str(raw).map_err(|e| invalid(&e.to_string()))?;
+        let kept: Vec<&RawValue> = endpoints
+            .iter()
+            .copied()
+            .filter(|e| serde_json::from_str::<String>(e.get()).is_ok_and(|e| classified_endpoint(&e)))
+            .collect();
+        if kept.len() < endpoints.len() {
+            let cleaned = serde_json::value::to_raw_value(&kept).map_err(|e| invalid(&e.to_string()))?;
+            top.set_raw("endpoints", cleaned);
         }
     }
-    if let Some(endpoints) = top.get_mut("endpoints").and_then(serde_json::Value::as_array_mut) {
-        endpoints.retain(|e| e.as_str().is_some_and(classified_endpoint));
-    }
-    serde_json::to_vec(&value).map(Bytes::from).map_err(|e| invalid(&e.to_string()))
+    serde_json::to_vec(&top).map(Bytes::from).map_err(|e| invalid(&e.to_string()))
 }
 
 #[cfg(test)]
@@ -140,6 +152,103 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&clean_config(body, &config, |_| true).unwrap()).unwrap();
         assert_eq!(v["defaults"], serde_json::json!({"header.X-Custom":"kept"}));
         assert_eq!(v["overrides"], serde_json::json!({"header.X-Trace":"kept"}));
+    }
+
+    #[test]
+    fn config_keeps_the_upstreams_order_and_spelling_but_for_what_it_removes() {
+        let config = crate::config::Config::default();
+        let body = br#"{"overrides":{"warehouse":"w","uri":"http://catalog","a.b":"\u0041"},"defaults":{"z":1,"token":"t","a":[1, 2]},"endpoints":["POST /v1/{prefix}/magic","GET \/v1/{prefix}/namespaces"],"x":{"k" : 1}}"#;
+        let cleaned = clean_config(body, &config, |_| true).unwrap();
+        assert_eq!(
+            std::str::from_utf8(&cleaned).unwrap(),
+            r#"{"overrides":{"warehouse":"w","a.b":"\u0041"},"defaults":{"z":1,"a":[1, 2]},"endpoints":["GET \/v1/{prefix}/namespaces"],"x":{"k" : 1}}"#
+        );
+        // nothing removed: the answer as it came, but for the blanks between members
+        let clean = br#"{"defaults":{"warehouse":"w"},"overrides":{},"endpoints":["GET /v1/{prefix}/namespaces"]}"#;
+        assert_eq!(clean_config(clean, &config, |_| true).unwrap(), &clean[..]);
+    }
+
+    #[test]
+    fn a_config_answer_naming_a_key_twice_is_refused() {
+        let config = crate::config::Config::default();
+        for twice in [
+            r#"{"overrides":{"prefix":"ok"},"overrides":{"prefix":"other"}}"#,
+            r#"{"overrides":{"prefix":"ok","prefix":"other"}}"#,
+            r#"{"defaults":{"warehouse":"a","w\u0061rehouse":"b"}}"#,
+        ] {
+            let e = clean_config(twice.as_bytes(), &config, |p| p == "ok").unwrap_err();
+            assert_eq!(crate::error::Refusal::from(&e).status, 502, "{twice}");
+        }
+    }
+
+    /// The cleaning as it was before it kept the upstream's order (over a `serde_json` value):
+    /// the reference the property below compares against.
+    fn cleaned_as_before(text: &str, config: &crate::config::Config) -> serde_json::Value {
+        let mut value: serde_json::Value = serde_json::from_str(text).unwrap();
+        let headers = read_headers(&config.identity.header.user_header, &config.identity.header.groups_header);
+        for key in ["defaults", "overrides"] {
+            if let Some(map) = value.get_mut(key).and_then(serde_json::Value::as_object_mut) {
+                map.retain(|k, _| !removed_config_key(k, &config.credentials.secret_config_keys, &headers));
+            }
+        }
+        if let Some(endpoints) = value.get_mut("endpoints").and_then(serde_json::Value::as_array_mut) {
+            endpoints.retain(|e| e.as_str().is_some_and(classified_endpoint));
+        }
+        value
+    }
+
+    const KEYS: [&str; 10] = [
+        "uri",
+        "warehouse",
+        "token",
+        "s3.endpoint",
+        "header.Authorization",
+        "header.X-Custom",
+        "my.secret",
+        "Nessie.Core-Base-URI",
+        "rest-page-size",
+        r"w\u0061rehouse-2",
+    ];
+    const VALUES: [&str; 5] = [r#""v""#, "1", "null", r#"{"k": [1, "\u0041"]}"#, r#""""#];
+
+    proptest::proptest! {
+        #[test]
+        fn cleaning_in_place_removes_what_the_value_cleaning_did_and_keeps_the_order(
+            picks in proptest::collection::vec(
+                (proptest::sample::select(KEYS.to_vec()), proptest::sample::select(VALUES.to_vec())),
+                0..12,
+            ),
+            endpoints in proptest::collection::vec(
+                proptest::sample::select(vec!["GET /v1/{prefix}/namespaces", "POST /v1/{prefix}/magic", "nonsense"]),
+                0..4,
+            ),
+        ) {
+            // each key once, in the order picked, values as written
+            let mut entries: Vec<(&str, &str)> = Vec::new();
+            for (k, v) in picks {
+                if !entries.iter().any(|(key, _)| *key == k) {
+                    entries.push((k, v));
+                }
+            }
+            let defaults = entries.iter().map(|(k, v)| format!(r#""{k}": {v}"#)).collect::<Vec<_>>().join(", ");
+            let endpoints = serde_json::to_string(&endpoints).unwrap();
+            let text = format!(r#"{{"defaults": {{{defaults}}}, "endpoints": {endpoints}, "x": 1}}"#);
+            let config = crate::config::Config::default();
+            let cleaned = clean_config(text.as_bytes(), &config, |_| true).unwrap();
+            let got: serde_json::Value = serde_json::from_slice(&cleaned).unwrap();
+            proptest::prop_assert_eq!(&got, &cleaned_as_before(&text, &config), "{}", text);
+            // what stays is in the upstream's order, its values as spelt (serde_json's map
+            // sorts, so the text is read); a key with an escape is written decoded
+            let kept: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| (serde_json::from_str::<String>(&format!(r#""{k}""#)).unwrap(), v))
+                .filter(|(k, _)| got["defaults"].get(k).is_some())
+                .map(|(k, v)| format!("{}:{v}", serde_json::Value::String(k)))
+                .collect();
+            let out = std::str::from_utf8(&cleaned).unwrap();
+            let expected_start = format!(r#"{{"defaults":{{{}}},"endpoints":"#, kept.join(","));
+            proptest::prop_assert!(out.starts_with(&expected_start), "{} from {}", out, text);
+        }
     }
 
     #[test]
