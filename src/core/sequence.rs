@@ -269,7 +269,7 @@ async fn keep_covering<A: Answers>(
     answers: &mut A,
 ) -> Result<Option<String>, Stop<A::Refusal>> {
     let op = route.operation;
-    let uncovered = |table: &dyn std::fmt::Display, why: String| {
+    let uncovered = |table: &dyn std::fmt::Display, why: String| -> Stop<A::Refusal> {
         let refusal = Refused::Uncovered { operation: op, table: table.to_string() };
         let reason = format!("{refusal}: {why}");
         Stop::new(refusal, reason, Some(op)).lift()

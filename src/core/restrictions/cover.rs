@@ -149,10 +149,12 @@ pub fn moved(pending: &Pending, metadata: &Value) -> Result<Option<Moved>, Unrea
     Ok(None)
 }
 
+/// A metadata's schemas, each with its `schema-id`.
+type Listed = Vec<(Option<i64>, Schema)>;
+
 /// The metadata's schemas with their ids, and which is current: `schemas` and
 /// `current-schema-id`, or a format-1 table's lone `schema`.
-#[allow(clippy::type_complexity)]
-fn schemas(metadata: &Value) -> Result<(Option<usize>, Vec<(Option<i64>, Schema)>), Unreadable> {
+fn schemas(metadata: &Value) -> Result<(Option<usize>, Listed), Unreadable> {
     let mut listed = Vec::new();
     if let Some(list) = metadata.get("schemas") {
         for schema in list.as_array().ok_or(Unreadable)? {
