@@ -11,8 +11,8 @@ use crate::core::iceberg::body::{Body, SignRequest};
 use crate::core::iceberg::routes::Route;
 use crate::core::iceberg::{Namespace, OperationId, TableIdent};
 use crate::core::ownership::OwnerIndex;
-use crate::core::policy::Snapshot;
 use crate::core::policy::authorize::{self, Facts};
+use crate::core::policy::{Snapshot, Subject};
 use crate::core::refused::{Answer, Refused};
 use crate::core::restrictions::{Applied, apply, cover};
 use crate::core::roles::{Narrowed, Principal};
@@ -191,10 +191,10 @@ pub async fn sequence<A: Answers>(
     let facts = Facts { namespace_locations: &directories, ..facts };
     let mut body_reason =
         decide::authorize_body_stage(snap, &subject, &route, &objects, &body, facts).map_err(Stop::lift)?;
-    // a restriction keeps covering what it covered; `TOP` can change the policy anyway
-    if !snap.restrictions().is_empty() && !authorize::has_top(snap, &subject, &catalog, &[]) {
-        let undecided = keep_covering(snap, &route, &catalog, &narrowed, &body, answers).await?;
-        if let Some(note) = undecided {
+    // a restriction keeps covering what it covered (`TOP` can change the policy anyway)
+    if !snap.restrictions().is_empty() {
+        let caller = (&subject, &narrowed);
+        if let Some(note) = keep_covering(snap, &route, &catalog, caller, &body, answers).await? {
             body_reason.push_str("; ");
             body_reason.push_str(&note);
         }
@@ -258,17 +258,19 @@ fn restricted<R: Answer>(
 
 /// The rule that a restriction keeps covering what it covered (docs/design.md §8): a rename that
 /// would leave one of the source's restrictions behind, a `remove-schemas` on a restricted table,
-/// and a commit that moves a restricted name onto another field are refused. `Some` note when
-/// the upstream's metadata decides and none was given (offline).
+/// and a commit that moves a restricted name onto another field are refused, unless the caller
+/// has `TOP`, which is evaluated only then. `Some` note when the upstream's metadata decides and
+/// none was given (offline).
 async fn keep_covering<A: Answers>(
     snap: &Snapshot,
     route: &Route,
     catalog: &str,
-    narrowed: &Narrowed,
+    (subject, narrowed): (&Subject<'_>, &Narrowed),
     body: &Body,
     answers: &mut A,
 ) -> Result<Option<String>, Stop<A::Refusal>> {
     let op = route.operation;
+    let top = || authorize::has_top(snap, subject, catalog, &[]);
     let uncovered = |table: &dyn std::fmt::Display, why: String| -> Stop<A::Refusal> {
         let refusal = Refused::Uncovered { operation: op, table: table.to_string() };
         let reason = format!("{refusal}: {why}");
@@ -276,7 +278,7 @@ async fn keep_covering<A: Answers>(
     };
     if let (OperationId::RenameTable, Body::Rename { source, destination }) = (op, body) {
         let left = cover::left_behind(snap, catalog, source, destination);
-        if left.is_empty() {
+        if left.is_empty() || top() {
             return Ok(None);
         }
         let why = format!("read restrictions on `{source}` ({}) would not apply to `{destination}`", left.join(", "));
@@ -284,6 +286,7 @@ async fn keep_covering<A: Answers>(
     }
     let pending = match cover::commit(snap, catalog, route, body) {
         cover::Commit::Clear => return Ok(None),
+        _ if top() => return Ok(None),
         cover::Commit::Removes { table, labels } => {
             let why = format!(
                 "`remove-schemas` on a table with read restrictions ({}) erases the schema history they are kept with",
@@ -316,7 +319,12 @@ async fn keep_covering<A: Answers>(
             }
             Err(cover::Unreadable) => {
                 let refusal = Refused::TableMetadataUnknown { table: p.table.to_string() };
-                return Err(Stop::new(refusal, "the upstream's table metadata names no schemas icegate can read", Some(op)).lift());
+                return Err(Stop::new(
+                    refusal,
+                    "the upstream's table metadata names no schemas icegate can read",
+                    Some(op),
+                )
+                .lift());
             }
         }
     }

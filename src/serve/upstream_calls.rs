@@ -256,7 +256,8 @@ pub async fn table_metadata(
             encode(&table.name)
         );
         let load = Outbound { method: &get, path: &path, query: "", strip_delegation: true, ..*out };
-        let response = send(shared, &headers, &load, crate::serve::forward::Outgoing::empty()).await.map_err(|_| unknown())?;
+        let response =
+            send(shared, &headers, &load, crate::serve::forward::Outgoing::empty()).await.map_err(|_| unknown())?;
         if response.status() != StatusCode::OK {
             return Err(unknown());
         }

@@ -106,7 +106,9 @@ fn commit(updates: Value) -> Value {
 
 /// An add-schema made current: the commit a schema change sends.
 fn new_schema(fields: Vec<Value>) -> Value {
-    commit(json!([{"action": "add-schema", "schema": schema(1, fields)}, {"action": "set-current-schema", "schema-id": -1}]))
+    commit(
+        json!([{"action": "add-schema", "schema": schema(1, fields)}, {"action": "set-current-schema", "schema-id": -1}]),
+    )
 }
 
 fn decoy() -> Value {
@@ -127,8 +129,9 @@ fn assert_uncovered(a: &crate::fake_upstream::Answer) {
 #[tokio::test]
 async fn finding_an_owners_rename_of_a_restricted_table_is_refused_before_the_catalog_is_asked() {
     let f = setup().await;
-    let a = post(&f.gate, "olga", "/v1/prod/tables/rename", &rename(("sales", "customers"), ("sales", "customers_copy")))
-        .await;
+    let a =
+        post(&f.gate, "olga", "/v1/prod/tables/rename", &rename(("sales", "customers"), ("sales", "customers_copy")))
+            .await;
     assert_uncovered(&a);
     assert!(f.upstream.requests().is_empty(), "{:?}", f.upstream.requests());
 }
@@ -168,7 +171,8 @@ async fn finding_a_restricted_columns_name_given_to_another_field_is_refused_bef
 #[tokio::test]
 async fn the_catalogs_owner_may_do_all_of_it() {
     let f = setup().await;
-    let renamed = post(&f.gate, "root", "/v1/prod/tables/rename", &rename(("sales", "customers"), ("sales", "c2"))).await;
+    let renamed =
+        post(&f.gate, "root", "/v1/prod/tables/rename", &rename(("sales", "customers"), ("sales", "c2"))).await;
     assert_eq!(renamed.status, 200, "{}", renamed.text());
     let moved = post(&f.gate, "root", "/v1/prod/tables/rename", &rename(("pii", "people"), ("sales", "people"))).await;
     assert_eq!(moved.status, 200, "{}", moved.text());
@@ -271,14 +275,24 @@ fn explain_decides_renames_and_with_table_metadata_commits() {
         CUSTOMERS,
     );
     assert_eq!(v["status"], 403, "{v}");
-    assert!(v["reason"].as_str().unwrap().contains("name `ssn`, which reads field 2 now and would read field 4"), "{v}");
+    assert!(
+        v["reason"].as_str().unwrap().contains("name `ssn`, which reads field 2 now and would read field 4"),
+        "{v}"
+    );
     let v = explain("root", &["--body", decoy_body.to_str().unwrap()], CUSTOMERS);
     assert_eq!(v["status"], 200, "{v}");
     assert!(!v["reason"].as_str().unwrap().contains("metadata decides"), "TOP asks nothing: {v}");
     let not_json = dir.write("bad.json", "[1]");
     let out = icegate(&[
-        "explain", "--policy", policy.to_str().unwrap(), "--user", "wes", "--table-metadata",
-        not_json.to_str().unwrap(), "POST", CUSTOMERS,
+        "explain",
+        "--policy",
+        policy.to_str().unwrap(),
+        "--user",
+        "wes",
+        "--table-metadata",
+        not_json.to_str().unwrap(),
+        "POST",
+        CUSTOMERS,
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }

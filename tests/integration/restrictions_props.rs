@@ -169,7 +169,11 @@ fn load_answer() -> String {
 /// another field.
 fn commit_metadata() -> Value {
     let fields = |ids: [i64; 3]| -> Vec<Value> {
-        COLUMNS.iter().zip(ids).map(|((n, _), id)| json!({"id": id, "name": n, "required": false, "type": "string"})).collect()
+        COLUMNS
+            .iter()
+            .zip(ids)
+            .map(|((n, _), id)| json!({"id": id, "name": n, "required": false, "type": "string"}))
+            .collect()
     };
     json!({"format-version": 2, "table-uuid": "u", "location": "s3://b/t", "current-schema-id": 1, "schemas": [
         {"schema-id": 0, "type": "struct", "fields": fields([107, 3, 11])},

@@ -121,7 +121,8 @@ pub struct Moved {
 /// while that name has named another field id in some schema of the metadata or the commit.
 pub fn moved(pending: &Pending, metadata: &Value) -> Result<Option<Moved>, Unreadable> {
     let (current, listed) = schemas(metadata)?;
-    let added: Vec<Schema> = pending.changes.added.iter().map(Schema::from_value).collect::<Option<_>>().ok_or(Unreadable)?;
+    let added: Vec<Schema> =
+        pending.changes.added.iter().map(Schema::from_value).collect::<Option<_>>().ok_or(Unreadable)?;
     // which schema each `set-current-schema` makes current; an id neither the metadata lists
     // nor `-1` names one the upstream gives an added schema, so each of those may be it
     let mut candidates: Vec<&Schema> = Vec::new();

@@ -211,7 +211,8 @@ impl Update {
     /// fields it reads must have the spec's types.
     fn schema_change(&self, changes: &mut SchemaChanges, field: &dyn Fn(&str) -> String) -> Result<(), BodyError> {
         if is(&self.action, "add-schema") {
-            let schema = self.schema.as_ref().and_then(|raw| json::from_checked_str::<serde_json::Value>(raw.get()).ok());
+            let schema =
+                self.schema.as_ref().and_then(|raw| json::from_checked_str::<serde_json::Value>(raw.get()).ok());
             match schema {
                 Some(schema @ serde_json::Value::Object(_)) => changes.added.push(schema),
                 _ => return Err(BodyError::Field { field: field("schema"), expected: "a schema object" }),

@@ -105,11 +105,15 @@ fn an_old_schema_where_the_name_is_another_column_moves_it() {
 
 #[test]
 fn nested_paths_follow_their_struct() {
-    let address = |id: i64, city: i64| {
-        json!({"id": id, "name": "address", "required": false, "type": {"type": "struct", "fields": [field(city, "city")]}})
-    };
+    let address = |id: i64, city: i64| json!({"id": id, "name": "address", "required": false, "type": {"type": "struct", "fields": [field(city, "city")]}});
     let m = json!({"current-schema-id": 0, "schemas": [schema(0, vec![address(10, 11)])]});
-    let decoy = schema(1, vec![json!({"id": 10, "name": "old", "required": false, "type": {"type": "struct", "fields": [field(11, "city")]}}), address(12, 13)]);
+    let decoy = schema(
+        1,
+        vec![
+            json!({"id": 10, "name": "old", "required": false, "type": {"type": "struct", "fields": [field(11, "city")]}}),
+            address(12, 13),
+        ],
+    );
     let got = moved(&pending(vec![decoy], vec![(-1, 1)]), &m).unwrap();
     assert_eq!(got.map(|m| m.column), Some("address.city".to_owned()));
 }
