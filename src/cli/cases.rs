@@ -56,6 +56,8 @@ pub struct Case {
     pub list_response: Option<Value>,
     /// The directory of the table's namespace (explain's `--namespace-location`).
     pub namespace_location: Option<String>,
+    /// The metadata of the table a commit changes (explain's `--table-metadata`).
+    pub table_metadata: Option<Value>,
     #[serde(default)]
     pub ownership_mode: OwnershipMode,
     pub claim_roles: Option<Vec<String>>,
@@ -184,6 +186,7 @@ pub fn run(snapshot: &Snapshot, case: &Case) -> Result<(), Mismatch> {
         exists: case.exists,
         list_response: list.as_deref(),
         namespace_location: case.namespace_location.as_deref(),
+        table_metadata: case.table_metadata.as_ref(),
     };
     let got = Explanation::from(decide(snapshot, &settings, &input));
     let mut problems = Vec::new();

@@ -54,6 +54,11 @@ pub struct ExplainArgs {
     /// it; without it such a location is refused.
     #[arg(long, value_name = "LOCATION")]
     namespace_location: Option<String>,
+    /// The metadata of the table a commit changes, as the upstream's loadTable reports it (a
+    /// JSON file holding its `metadata`): decides whether the commit moves a restricted column
+    /// onto another field; without it, explain says that the upstream's metadata decides.
+    #[arg(long, value_name = "FILE")]
+    table_metadata: Option<PathBuf>,
     /// `narrowing.ownership` [default: the config's, else always].
     #[arg(long, value_enum)]
     ownership: Option<Ownership>,
@@ -178,6 +183,22 @@ fn read_file(what: &str, path: &Path) -> Result<Vec<u8>, ExitCode> {
     })
 }
 
+/// A JSON object read from `path`.
+fn read_json(what: &str, path: &Path) -> Result<serde_json::Value, ExitCode> {
+    let bytes = read_file(what, path)?;
+    match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Ok(value @ serde_json::Value::Object(_)) => Ok(value),
+        Ok(_) => {
+            eprintln!("error: {what} `{}` is not a JSON object", path.display());
+            Err(ExitCode::from(2))
+        }
+        Err(e) => {
+            eprintln!("error: {what} `{}` is not JSON: {e}", path.display());
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
 /// What `explain` decides with: the policy, the settings and the ownership store's owners
 /// (none without `--config`).
 fn explain_context(args: &ExplainArgs) -> Result<(Snapshot, Settings, Arc<OwnerIndex>), ExitCode> {
@@ -225,6 +246,10 @@ pub fn explain(args: &ExplainArgs) -> ExitCode {
         Ok(b) => b,
         Err(code) => return code,
     };
+    let table_metadata = match args.table_metadata.as_deref().map(|p| read_json("table metadata", p)).transpose() {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
     let claim_roles = args.claim_roles.as_ref().map(|c| {
         c.split(',').map(|r| r.trim_matches([' ', '\t'])).filter(|r| !r.is_empty()).map(str::to_owned).collect()
     });
@@ -237,6 +262,7 @@ pub fn explain(args: &ExplainArgs) -> ExitCode {
         exists: args.exists,
         list_response: list_response.as_deref(),
         namespace_location: args.namespace_location.as_deref(),
+        table_metadata: table_metadata.as_ref(),
     };
     let explanation = Explanation::from(offline::decide_with_owners(&snapshot, &owners, &settings, &input));
     match serde_json::to_string(&explanation) {

@@ -32,6 +32,10 @@ pub struct Input<'a> {
     /// The directory of the table's namespace, as the upstream would report it (docs/design.md
     /// §4 location rule); without it, a location chosen by a caller without `TOP` is refused.
     pub namespace_location: Option<&'a str>,
+    /// The metadata of the table a commit changes, as the upstream's loadTable reports it (its
+    /// `metadata`, docs/design.md §8 "A restriction keeps covering what it covered"); without
+    /// it, the decision says that the upstream's metadata decides.
+    pub table_metadata: Option<&'a serde_json::Value>,
 }
 
 /// What icegate would do. `status` 200 means "forwarded".
@@ -94,8 +98,12 @@ pub fn decide_with_owners(snap: &Snapshot, owners: &OwnerIndex, settings: &Setti
         Some(bytes) => BodyIn::Read(bytes::Bytes::copy_from_slice(bytes)),
         None => BodyIn::Absent,
     };
-    let mut answers =
-        Offline { body, exists: input.exists, namespace_location: input.namespace_location.map(str::to_owned) };
+    let mut answers = Offline {
+        body,
+        exists: input.exists,
+        namespace_location: input.namespace_location.map(str::to_owned),
+        table_metadata: input.table_metadata.cloned(),
+    };
     decide_with_answers(snap, owners, settings, input, &mut answers)
 }
 
@@ -163,7 +171,8 @@ fn run<A: Answers>(
 }
 
 /// The answers of `explain` and the conformance cases (docs/design.md §10): the body, the
-/// existence of the named object and the directory of the table's namespace are inputs; no
+/// existence of the named object, the directory of the table's namespace and the metadata of
+/// a committed table are inputs; no
 /// location was assigned, nothing collides, and no sign request's location is checked.
 #[derive(Clone, Debug)]
 pub struct Offline {
@@ -172,6 +181,8 @@ pub struct Offline {
     /// The directory of every namespace asked about (`--namespace-location`); none known when
     /// absent.
     pub namespace_location: Option<String>,
+    /// The metadata of every table asked about (`--table-metadata`); none known when absent.
+    pub table_metadata: Option<serde_json::Value>,
 }
 
 impl Answers for Offline {
@@ -204,6 +215,17 @@ impl Answers for Offline {
     ) -> Result<Vec<(Namespace, String)>, Stop<Refused>> {
         let Some(location) = &self.namespace_location else { return Ok(Vec::new()) };
         Ok(namespaces.iter().map(|n| ((*n).clone(), location.clone())).collect())
+    }
+
+    async fn table_metadata(
+        &mut self,
+        _route: &Route,
+        _catalog: &str,
+        _narrowed: &Narrowed,
+        tables: &[TableIdent],
+    ) -> Result<Vec<(TableIdent, serde_json::Value)>, Stop<Refused>> {
+        let Some(metadata) = &self.table_metadata else { return Ok(Vec::new()) };
+        Ok(tables.iter().map(|t| (t.clone(), metadata.clone())).collect())
     }
 
     async fn collision(&mut self, _route: &Route, _collision: &Collision) -> Existence {

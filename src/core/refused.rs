@@ -100,6 +100,21 @@ pub enum Refused {
          as a restriction enforcer"
     )]
     Restricted { operation: OperationId, table: String },
+    /// A rename or commit after which a read restriction would no longer cover what it covers
+    /// (docs/design.md §8 "A restriction keeps covering what it covered"). Names the table the
+    /// caller named, and no policy entry.
+    #[error(
+        "not authorized to {operation} `{table}`: the change would move data out from under a read restriction (a \
+         row filter or column mask); an administrator must change the policy first"
+    )]
+    Uncovered { operation: OperationId, table: String },
+    /// The upstream did not answer the load of a restricted table whose schemas a commit changes:
+    /// nothing is forwarded.
+    #[error(
+        "cannot check the commit to `{table}` now: the upstream did not answer a load of the table, whose read \
+         restrictions must keep covering the columns they name"
+    )]
+    TableMetadataUnknown { table: String },
 }
 
 fn unserved(prefix: Option<&str>) -> String {
@@ -131,11 +146,14 @@ impl Refused {
             | Self::Purge { .. }
             | Self::LocationOutside { .. }
             | Self::NoNamespaceDirectory { .. }
-            | Self::Restricted { .. } => 403,
+            | Self::Restricted { .. }
+            | Self::Uncovered { .. } => 403,
             Self::Location(_) => 400,
             Self::NotFound { .. } => 404,
             Self::Collides { .. } => 409,
-            Self::CollisionUnknown { .. } | Self::NamespaceDirectoryUnknown { .. } => 503,
+            Self::CollisionUnknown { .. }
+            | Self::NamespaceDirectoryUnknown { .. }
+            | Self::TableMetadataUnknown { .. } => 503,
             Self::Body(e) => body_status(e),
             Self::List(_) => 502,
             Self::Unanswered => 500,
@@ -156,12 +174,15 @@ impl Refused {
             | Self::Purge { .. }
             | Self::LocationOutside { .. }
             | Self::NoNamespaceDirectory { .. }
-            | Self::Restricted { .. } => "ForbiddenException",
+            | Self::Restricted { .. }
+            | Self::Uncovered { .. } => "ForbiddenException",
             Self::Location(_) => "BadRequestException",
             Self::NotFound { view: true, .. } => "NoSuchViewException",
             Self::NotFound { view: false, .. } => "NoSuchTableException",
             Self::Collides { .. } => "AlreadyExistsException",
-            Self::CollisionUnknown { .. } | Self::NamespaceDirectoryUnknown { .. } => "ServiceUnavailableException",
+            Self::CollisionUnknown { .. }
+            | Self::NamespaceDirectoryUnknown { .. }
+            | Self::TableMetadataUnknown { .. } => "ServiceUnavailableException",
             Self::Body(e) => body_kind(e),
             Self::List(_) => "BadGatewayException",
             Self::Unanswered => "InternalServerError",
@@ -177,6 +198,7 @@ impl Refused {
                 | Self::Purge { .. }
                 | Self::LocationOutside { .. }
                 | Self::NoNamespaceDirectory { .. }
+                | Self::Uncovered { .. }
         )
     }
 

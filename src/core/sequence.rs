@@ -11,10 +11,10 @@ use crate::core::iceberg::body::{Body, SignRequest};
 use crate::core::iceberg::routes::Route;
 use crate::core::iceberg::{Namespace, OperationId, TableIdent};
 use crate::core::ownership::OwnerIndex;
-use crate::core::policy::Snapshot;
 use crate::core::policy::authorize::{self, Facts};
+use crate::core::policy::{Snapshot, Subject};
 use crate::core::refused::{Answer, Refused};
-use crate::core::restrictions::{Applied, apply};
+use crate::core::restrictions::{Applied, apply, cover};
 use crate::core::roles::{Narrowed, Principal};
 use std::future::Future;
 
@@ -55,6 +55,18 @@ pub trait Answers {
         narrowed: &Narrowed,
         namespaces: &[&Namespace],
     ) -> impl Future<Output = Result<Vec<(Namespace, String)>, Stop<Self::Refusal>>> + Send;
+
+    /// The metadata of each of `tables` (loadTable's `metadata`), for a commit that changes the
+    /// current schema of a restricted table (docs/design.md §8 "A restriction keeps covering
+    /// what it covered"); a table it says nothing about is left out, and the decision says the
+    /// upstream's metadata decides. A stop (503) when the upstream cannot answer.
+    fn table_metadata(
+        &mut self,
+        route: &Route,
+        catalog: &str,
+        narrowed: &Narrowed,
+        tables: &[TableIdent],
+    ) -> impl Future<Output = Result<Vec<(TableIdent, serde_json::Value)>, Stop<Self::Refusal>>> + Send;
 
     /// Whether an object of another kind already has the name `collision` is about to create.
     fn collision(&mut self, route: &Route, collision: &Collision) -> impl Future<Output = Existence> + Send;
@@ -177,8 +189,16 @@ pub async fn sequence<A: Answers>(
         false => answers.namespace_locations(&route, &catalog, &narrowed, &directories).await?,
     };
     let facts = Facts { namespace_locations: &directories, ..facts };
-    let body_reason =
+    let mut body_reason =
         decide::authorize_body_stage(snap, &subject, &route, &objects, &body, facts).map_err(Stop::lift)?;
+    // a restriction keeps covering what it covered (`TOP` can change the policy anyway)
+    if !snap.restrictions().is_empty() {
+        let caller = (&subject, &narrowed);
+        if let Some(note) = keep_covering(snap, &route, &catalog, caller, &body, answers).await? {
+            body_reason.push_str("; ");
+            body_reason.push_str(&note);
+        }
+    }
     for collision in &questions.collisions {
         let existence = answers.collision(&route, collision).await;
         if let Some(stop) = decide::collision_answer(&route, collision, existence) {
@@ -234,6 +254,87 @@ fn restricted<R: Answer>(
     let mut stop = Stop::new(refusal, reason, Some(route.operation)).lift();
     stop.restrictions = Some(Box::new(applied));
     Err(stop)
+}
+
+/// The rule that a restriction keeps covering what it covered (docs/design.md §8): a rename that
+/// would leave one of the source's restrictions behind, a `remove-schemas` on a restricted table,
+/// and a commit that moves a restricted name onto another field are refused, unless the caller
+/// has `TOP`, which is evaluated only then. `Some` note when the upstream's metadata decides and
+/// none was given (offline).
+async fn keep_covering<A: Answers>(
+    snap: &Snapshot,
+    route: &Route,
+    catalog: &str,
+    (subject, narrowed): (&Subject<'_>, &Narrowed),
+    body: &Body,
+    answers: &mut A,
+) -> Result<Option<String>, Stop<A::Refusal>> {
+    let op = route.operation;
+    let top = || authorize::has_top(snap, subject, catalog, &[]);
+    let uncovered = |table: &dyn std::fmt::Display, why: String| -> Stop<A::Refusal> {
+        let refusal = Refused::Uncovered { operation: op, table: table.to_string() };
+        let reason = format!("{refusal}: {why}");
+        Stop::new(refusal, reason, Some(op)).lift()
+    };
+    if let (OperationId::RenameTable, Body::Rename { source, destination }) = (op, body) {
+        let left = cover::left_behind(snap, catalog, source, destination);
+        if left.is_empty() || top() {
+            return Ok(None);
+        }
+        let why = format!("read restrictions on `{source}` ({}) would not apply to `{destination}`", left.join(", "));
+        return Err(uncovered(source, why));
+    }
+    let pending = match cover::commit(snap, catalog, route, body) {
+        cover::Commit::Clear => return Ok(None),
+        _ if top() => return Ok(None),
+        cover::Commit::Removes { table, labels } => {
+            let why = format!(
+                "`remove-schemas` on a table with read restrictions ({}) erases the schema history they are kept with",
+                labels.join(", ")
+            );
+            return Err(uncovered(&table, why));
+        }
+        cover::Commit::Ask(pending) => pending,
+    };
+    let tables: Vec<TableIdent> = pending.iter().map(|p| p.table.clone()).collect();
+    let known = answers.table_metadata(route, catalog, narrowed, &tables).await?;
+    let mut undecided = Vec::new();
+    for p in &pending {
+        let Some((_, metadata)) = known.iter().find(|(t, _)| *t == p.table) else {
+            undecided.push(format!("`{}`", p.table));
+            continue;
+        };
+        match cover::moved(p, metadata) {
+            Ok(None) => {}
+            Ok(Some(moved)) => {
+                let now = moved.now.map_or_else(|| "no field".to_owned(), |id| format!("field {id}"));
+                let why = format!(
+                    "read restrictions ({}) name `{}`, which reads {now} now and would read field {}, while it has \
+                     named another field before",
+                    p.labels.join(", "),
+                    moved.column,
+                    moved.after
+                );
+                return Err(uncovered(&p.table, why));
+            }
+            Err(cover::Unreadable) => {
+                let refusal = Refused::TableMetadataUnknown { table: p.table.to_string() };
+                return Err(Stop::new(
+                    refusal,
+                    "the upstream's table metadata names no schemas icegate can read",
+                    Some(op),
+                )
+                .lift());
+            }
+        }
+    }
+    Ok((!undecided.is_empty()).then(|| {
+        format!(
+            "the upstream's table metadata decides whether this commit moves a restricted column of {} onto another \
+             field (explain decides it with --table-metadata)",
+            undecided.join(", ")
+        )
+    }))
 }
 
 /// Runs a sequence whose answers are all at hand (offline, or recorded from a served request)

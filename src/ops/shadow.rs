@@ -29,6 +29,8 @@ pub struct Capture {
     pub staged: Vec<(TableIdent, String)>,
     /// The namespace directories the location rule asked for, and the answer.
     pub namespace_locations: Option<Result<Vec<(Namespace, String)>, Refusal>>,
+    /// The table metadata a commit to a restricted table asked for, and the answer.
+    pub table_metadata: Option<Result<Vec<(TableIdent, serde_json::Value)>, Refusal>>,
     /// The collision questions asked, and their answers.
     pub collisions: Vec<(Collision, Existence)>,
     /// The sign-location check's outcome, when one was made.
@@ -72,6 +74,20 @@ impl Answers for Recorded<'_> {
     ) -> Result<Vec<(Namespace, String)>, Stop> {
         match &self.0.namespace_locations {
             Some(Ok(found)) => Ok(found.iter().filter(|(n, _)| namespaces.contains(&n)).cloned().collect()),
+            Some(Err(refusal)) => Err(Stop::plain(refusal.clone(), Some(route.operation))),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    async fn table_metadata(
+        &mut self,
+        route: &Route,
+        _catalog: &str,
+        _narrowed: &Narrowed,
+        tables: &[TableIdent],
+    ) -> Result<Vec<(TableIdent, serde_json::Value)>, Stop> {
+        match &self.0.table_metadata {
+            Some(Ok(found)) => Ok(found.iter().filter(|(t, _)| tables.contains(t)).cloned().collect()),
             Some(Err(refusal)) => Err(Stop::plain(refusal.clone(), Some(route.operation))),
             None => Ok(Vec::new()),
         }
@@ -134,6 +150,7 @@ fn decide_captured(
         exists: capture.exists.unwrap_or(true),
         list_response: capture.list_response.as_deref(),
         namespace_location: None,
+        table_metadata: None,
     };
     Some(offline::decide_with_answers(snap, owners, settings, &input, &mut Recorded(capture)))
 }

@@ -159,6 +159,22 @@ impl Answers for Served<'_> {
         found.map_err(|refusal| Stop::plain(refusal, Some(route.operation)))
     }
 
+    async fn table_metadata(
+        &mut self,
+        route: &Route,
+        _catalog: &str,
+        narrowed: &Narrowed,
+        tables: &[TableIdent],
+    ) -> Result<Vec<(TableIdent, serde_json::Value)>, Stop> {
+        let lane = self.lane().map_err(|r| Stop::plain(r, Some(route.operation)))?;
+        let out = self.outbound(lane, &route.canonical_path, narrowed);
+        let found = upstream_calls::table_metadata(self.shared, self.caller, &out, route, tables).await;
+        if let Some(capture) = &mut self.cx.shadow {
+            capture.table_metadata = Some(found.clone());
+        }
+        found.map_err(|refusal| Stop::plain(refusal, Some(route.operation)))
+    }
+
     async fn collision(&mut self, route: &Route, collision: &Collision) -> Existence {
         let existence = match self.lane() {
             Ok(lane) => upstream_calls::collision(self.shared, lane, self.caller, route, collision).await,

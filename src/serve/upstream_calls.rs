@@ -11,6 +11,7 @@ use crate::core::iceberg::TableIdent;
 use crate::core::iceberg::body::SignRequest;
 use crate::core::iceberg::path::encode;
 use crate::core::iceberg::routes::Route;
+use crate::core::refused::Refused;
 use crate::core::sequence::Existence;
 use crate::error::{self, Refusal, Stop};
 use crate::serve::forward::Outgoing;
@@ -226,6 +227,45 @@ async fn load_table(
     let table = vending::storage_of(body)?;
     vending.remember_storage(lookup.path, Arc::clone(&table), for_signing);
     Ok(table)
+}
+
+/// The metadata of each of `tables` (loadTable's `metadata`), loaded with the caller's
+/// credentials and without vended credentials, never from a cache: a commit to a restricted
+/// table is decided with its schemas as they are now (docs/design.md §8 "A restriction keeps
+/// covering what it covered"). 503 when the upstream does not answer one with a table.
+pub async fn table_metadata(
+    shared: &Shared,
+    caller: &HeaderMap,
+    out: &Outbound<'_>,
+    route: &Route,
+    tables: &[TableIdent],
+) -> Result<Vec<(TableIdent, serde_json::Value)>, Refusal> {
+    #[derive(serde::Deserialize)]
+    struct Loaded {
+        metadata: serde_json::Map<String, serde_json::Value>,
+    }
+    let get = http::Method::GET;
+    let headers = strip_idempotency(caller);
+    let mut found = Vec::with_capacity(tables.len());
+    for table in tables {
+        let unknown = || Refusal::from(Refused::TableMetadataUnknown { table: table.to_string() });
+        let path = format!(
+            "{}/namespaces/{}/tables/{}",
+            route.catalog_base(),
+            namespace_segment(table.namespace.levels()),
+            encode(&table.name)
+        );
+        let load = Outbound { method: &get, path: &path, query: "", strip_delegation: true, ..*out };
+        let response =
+            send(shared, &headers, &load, crate::serve::forward::Outgoing::empty()).await.map_err(|_| unknown())?;
+        if response.status() != StatusCode::OK {
+            return Err(unknown());
+        }
+        let bytes = collect(response.into_body()).await.map_err(|_| unknown())?;
+        let loaded: Loaded = serde_json::from_slice(&bytes).map_err(|_| unknown())?;
+        found.push((table.clone(), serde_json::Value::Object(loaded.metadata)));
+    }
+    Ok(found)
 }
 
 /// A namespace as a path segment: levels encoded and joined with `%1F`.

@@ -1,6 +1,6 @@
 """Read restrictions (docs/design.md §8) with PyIceberg against the dev catalog, through icegate.
 
-Usage: restrictions.py ICEGATE_URL CATALOG_URL before|evolved-old-policy|evolved
+Usage: restrictions.py ICEGATE_URL CATALOG_URL before|evolved-old-policy|evolved|cover
 `before`: the table is created and filled at the catalog; the trusted engine's loadTable carries
 the restrictions by field id; the REFERENCE READER below (test code: PyIceberg reads, pyarrow
 applies the row filter and the masks the answer requires) shows masked columns and EU rows only
@@ -9,6 +9,10 @@ client is not trusted to enforce restrictions, is refused, and so is `hr` narrow
 The restricted columns are then renamed and reordered at the catalog (field ids stay).
 `evolved-old-policy`: icegate, whose policy names the old columns, fails closed (403).
 `evolved`: with the policy naming the new columns, the same field ids, and the reader still masks.
+`cover`: the table's owner `olga` may not rename the table (the restriction names it) nor give a
+restricted column's name to a new column (docs/design.md §8 "A restriction keeps covering what it
+covered"); renaming a column away and back, and adding an unrelated column, are accepted; after
+each, the engine's answer carries the same field ids.
 
 PyIceberg 0.12 and DuckDB 1.5.5 ignore `read-restrictions` (they would read raw data), which is why
 icegate refuses them unless the policy names them enforcers; the reader here does the enforcing.
@@ -233,5 +237,68 @@ elif PHASE == "evolved":
     step("the reference reader still masks and filters, under the new names",
          [(r["id"], r["contact"], r["national_id"]) for r in got]
          == [(1, "xxx.xxx@xxxx.xxx", None), (3, "xx@xxxx.xx", None)], str(got))
+
+elif PHASE == "cover":
+    from pyiceberg.exceptions import ForbiddenError as Forbidden
+
+    owner = catalog("olga")
+    moved_out = "move data out from under a read restriction"
+
+    def same_ids(after):
+        status, answer = load_raw("engine")
+        step(f"after {after}, the engine's answer carries the same field ids",
+             status == 200 and answer.get("read-restrictions") == expected_restrictions,
+             f"{status} {json.dumps(answer.get('read-restrictions') or answer.get('error'))}")
+
+    def ids_at_catalog():
+        return {f.name: f.field_id for f in admin.load_table("sales.customers").schema().fields}
+
+    before = ids_at_catalog()
+    try:
+        owner.rename_table("sales.customers", "sales.customers_copy")
+        step("the owner's rename of the restricted table is refused", False, "renamed")
+    except Forbidden as e:
+        step("the owner's rename of the restricted table is refused", moved_out in str(e), str(e))
+    step("the table keeps its name", admin.table_exists("sales.customers")
+         and not admin.table_exists("sales.customers_copy"))
+    same_ids("the refused rename")
+
+    # one update: rename the restricted column and give its name to a new column. PyIceberg may
+    # refuse this itself (the name still exists in the schema it starts from); icegate refuses it
+    # if it is sent
+    try:
+        with owner.load_table("sales.customers").update_schema() as update:
+            update.rename_column("national_id", "x")
+            update.add_column("national_id", StringType())
+        step("rename_column + add_column of its old name is refused", False, "committed")
+    except Forbidden as e:
+        step("rename_column + add_column of its old name is refused by icegate", moved_out in str(e), str(e))
+    except ValueError as e:
+        step("rename_column + add_column of its old name is refused (by PyIceberg, before icegate)",
+             "already exists" in str(e), str(e))
+    step("the catalog's schema is unchanged", ids_at_catalog() == before, str(ids_at_catalog()))
+
+    # the same in two commits: renaming away is accepted (the engine's reads fail closed until
+    # the policy follows); the decoy is refused by icegate; renaming back is accepted
+    with owner.load_table("sales.customers").update_schema() as update:
+        update.rename_column("national_id", "x")
+    status, _ = load_raw("engine")
+    step("renaming the restricted column away is accepted, and the engine's reads fail closed", status == 403,
+         str(status))
+    try:
+        with owner.load_table("sales.customers").update_schema() as update:
+            update.add_column("national_id", StringType())
+        step("add_column of the restricted column's old name is refused", False, "committed")
+    except Forbidden as e:
+        step("add_column of the restricted column's old name is refused", moved_out in str(e), str(e))
+    with owner.load_table("sales.customers").update_schema() as update:
+        update.rename_column("x", "national_id")
+    step("renaming it back is accepted", ids_at_catalog() == before, str(ids_at_catalog()))
+    same_ids("the refused decoy")
+
+    with owner.load_table("sales.customers").update_schema() as update:
+        update.add_column("note", StringType())
+    step("add_column of an unrelated column is accepted", "note" in ids_at_catalog(), str(ids_at_catalog()))
+    same_ids("the new column")
 
 sys.exit(1 if failures else 0)

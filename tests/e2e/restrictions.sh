@@ -5,7 +5,9 @@
 # id, a reference reader (PyIceberg + pyarrow, test code) applies them, an exempt user reads raw
 # data and an untrusted client is refused. Then the table's restricted columns are renamed and
 # reordered: icegate with the old policy fails closed, and with the policy naming the new
-# columns issues the same field ids.
+# columns issues the same field ids. Last, the table's owner tries to move data out from under
+# the restrictions (a rename of the table, a restricted column's name given to a new column):
+# refused, while an unrelated new column is accepted, and the field ids issued stay the same.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 E2E="$ROOT/tests/e2e"
@@ -57,4 +59,5 @@ sed -e 's/term: region/term: area/' -e 's/email: mask-alphanum/contact: mask-alp
 "$ICEGATE" check --policy "$WORK/evolved.yaml" >/dev/null
 start_gate evolved "$WORK/evolved.yaml"
 run_phase evolved
+run_phase cover
 echo "restrictions e2e: ok" >&2

@@ -5,7 +5,7 @@
 //! fake catalog answers as `explain` assumes (docs/design.md §10): the named object exists as the
 //! case says, nothing else exists (no collision), no stage-create location is known, a list
 //! answers with the case's `list_response`, and a namespace's metadata carries the case's
-//! `namespace_location` as its `location` property. Without one, explain knows no directory and
+//! `namespace_location` as its `location` property, and a table's load the case's `table_metadata`. Without one, explain knows no directory and
 //! refuses every location a caller without `TOP` chooses; the fake then reports a directory that
 //! no chosen location of the corpus lies in, which the served path refuses alike.
 
@@ -34,6 +34,9 @@ struct Script {
     /// A load-table answer whose current schema has every column the policy's read
     /// restrictions name, for a policy that has some (docs/design.md §8).
     table_answer: Option<String>,
+    /// The case's `table_metadata`: what a load of any table answers (docs/design.md §8 "A
+    /// restriction keeps covering what it covered").
+    table_metadata: Option<Value>,
 }
 
 /// A directory no location of the corpus lies in: the served stand-in for "not known".
@@ -50,6 +53,10 @@ fn answer(script: &Script, r: &Recorded) -> Reply {
         // check, and nothing collides
         "HEAD" if comparable(&r.target) == script.path && script.exists => Reply::raw(200, ""),
         "HEAD" => Reply::raw(404, ""),
+        "GET" if script.table_metadata.is_some() && comparable(&r.target).contains("/tables/") => {
+            let metadata = script.table_metadata.clone().unwrap_or_default();
+            Reply::json(200, json!({"metadata-location": "s3://bucket/t/metadata/2.json", "metadata": metadata}))
+        }
         "GET" if comparable(&r.target) == script.path => match &script.list_response {
             Some(list) => Reply::json(200, list.clone()),
             // a list the case gives no answer for is empty
@@ -191,6 +198,7 @@ async fn run_case(policy: &str, case: &Value) -> Result<(), String> {
         sign_table: sign_table(case),
         namespace_location: case.get("namespace_location").and_then(Value::as_str).unwrap_or(NO_DIRECTORY).to_owned(),
         table_answer: table_answer(&restricted_columns(&serde_json::from_str(policy).unwrap_or_default())),
+        table_metadata: case.get("table_metadata").cloned(),
     }));
     let scripted = Arc::clone(&script);
     let upstream = FakeUpstream::start(move |r: &Recorded| answer(&scripted.lock().unwrap(), r)).await;

@@ -75,6 +75,7 @@ async fn finding_explain_forwards_a_streamed_body_over_the_cap_as_the_proxy_does
         exists: true,
         list_response: None,
         namespace_location: None,
+        table_metadata: None,
     };
     let explained = decide(&snapshot, &settings, &input);
     assert_eq!(explained.status, 200, "{}", explained.reason);

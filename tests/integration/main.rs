@@ -36,6 +36,7 @@ mod properties;
 mod reload;
 mod reload_memory;
 mod restrictions;
+mod restrictions_cover;
 mod restrictions_props;
 mod roles;
 mod serve;

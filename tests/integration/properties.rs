@@ -245,6 +245,7 @@ fn run(
         exists: true,
         list_response: None,
         namespace_location: None,
+        table_metadata: None,
     };
     let out = decide(snapshot, &Settings { ownership: mode, ..Settings::default() }, &input);
     (out.status, out.credential.map(|c| c.as_str()))
@@ -426,7 +427,7 @@ proptest! {
             prop_assert_ne!(status, 200, "{:?}", r);
         }
         let config = Req { op: "getConfig", catalog: 0, schema: 0, leaf: 0 };
-        let input = Input { method: "GET", target: "/v1/config", principal: Principal { user: user.to_owned(), ..Principal::default() }, active_roles: None, body: None, exists: true, list_response: None , namespace_location: None};
+        let input = Input { method: "GET", target: "/v1/config", principal: Principal { user: user.to_owned(), ..Principal::default() }, active_roles: None, body: None, exists: true, list_response: None , namespace_location: None, table_metadata: None };
         prop_assert_eq!(decide(&snapshot, &Settings::default(), &input).status, 200, "{:?}", config);
         let token = Input { method: "POST", target: "/v1/oauth/tokens", body: Some(b"grant_type=client_credentials"), ..input };
         prop_assert_eq!(decide(&snapshot, &Settings::default(), &token).status, 200);

@@ -1,7 +1,9 @@
 //! Property tests of read restrictions (docs/design.md §8), for random policies with
 //! restrictions: `explain` and the served path agree on which apply (the status, and the
 //! `read-restrictions` a trusted reader's answer carries, by field id), and narrowing the
-//! active roles never removes a restriction.
+//! active roles never removes a restriction; and they agree on which renames and schema-changing
+//! commits would move data out from under a restriction (docs/design.md §8 "A restriction keeps
+//! covering what it covered").
 
 use crate::fake_upstream::{FakeUpstream, Recorded, Reply, basic, gate, send};
 use icegate::core::decide::Settings;
@@ -39,6 +41,8 @@ struct Policy {
     held: [BTreeSet<usize>; 2],
     enforcers: BTreeSet<usize>,
     restrictions: Vec<Restriction>,
+    /// `u1` owns the catalog (`TOP`, which the rename and commit rules exempt).
+    top: bool,
 }
 
 impl Policy {
@@ -53,11 +57,18 @@ impl Policy {
             );
         }
         y += "roles:\n  - name: base\n    securableObjects:\n      - type: METALAKE\n        fullName: lake\n        privileges:\n";
-        for p in ["USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE"] {
+        for p in ["USE_CATALOG", "USE_SCHEMA", "SELECT_TABLE", "MODIFY_TABLE", "CREATE_TABLE"] {
             y += &format!("          - {{ name: {p}, condition: ALLOW }}\n");
         }
         for r in ROLES {
             y += &format!("  - name: {r}\n");
+        }
+        // u0 owns a table of each schema, so that it may move them across schemas
+        y += "owners:\n";
+        y += "  - { type: TABLE, fullName: c1.s1.t1, owner: u0, ownerType: USER }\n";
+        y += "  - { type: TABLE, fullName: c1.s2.t3, owner: u0, ownerType: USER }\n";
+        if self.top {
+            y += "  - { type: CATALOG, fullName: c1, owner: u1, ownerType: USER }\n";
         }
         y += "restrictions:\n";
         for r in &self.restrictions {
@@ -100,8 +111,9 @@ fn policy() -> impl Strategy<Value = Policy> {
         prop::collection::btree_set(0..ROLES.len(), 0..4),
         prop::collection::btree_set(0..USERS.len(), 0..3),
         prop::collection::vec(restriction(), 1..5),
+        any::<bool>(),
     )
-        .prop_map(|(h0, h1, enforcers, restrictions)| Policy { held: [h0, h1], enforcers, restrictions })
+        .prop_map(|(h0, h1, enforcers, restrictions, top)| Policy { held: [h0, h1], enforcers, restrictions, top })
 }
 
 /// Every active-roles header for `held`: none, `NONE`, and each non-empty subset of the roles
@@ -133,6 +145,7 @@ fn explained(
         exists: true,
         list_response: None,
         namespace_location: None,
+        table_metadata: None,
     };
     let o = decide(snap, &Settings::default(), &input);
     (o.status, o.restrictions.as_ref().map(icegate::core::restrictions::Applied::to_json))
@@ -150,6 +163,52 @@ fn load_answer() -> String {
     json!({"metadata-location": "s3://b/t/m.json", "metadata": {"format-version": 2, "table-uuid": "u",
         "location": "s3://b/t", "current-schema-id": 0, "schemas": [{"schema-id": 0, "type": "struct", "fields": fields}]}})
     .to_string()
+}
+
+/// The metadata a commit is decided with: schema 1 is current; in the older schema 0 `a` named
+/// another field.
+fn commit_metadata() -> Value {
+    let fields = |ids: [i64; 3]| -> Vec<Value> {
+        COLUMNS
+            .iter()
+            .zip(ids)
+            .map(|((n, _), id)| json!({"id": id, "name": n, "required": false, "type": "string"}))
+            .collect()
+    };
+    json!({"format-version": 2, "table-uuid": "u", "location": "s3://b/t", "current-schema-id": 1, "schemas": [
+        {"schema-id": 0, "type": "struct", "fields": fields([107, 3, 11])},
+        {"schema-id": 1, "type": "struct", "fields": fields([7, 3, 11])}]})
+}
+
+/// A rename or a commit (by `which`), as method, target and body.
+fn change_request(which: usize, table: usize, column: usize) -> (String, String) {
+    let ident = |t: &str| {
+        let (ns, name) = t.split_once("/tables/").unwrap();
+        json!({"namespace": [ns], "name": name})
+    };
+    let names = ["s1/tables/t1", "s1/tables/t2", "s2/tables/t3", "s1/tables/new", "s2/tables/new"];
+    let field = |name: &str, id: i64| json!({"id": id, "name": name, "required": false, "type": "string"});
+    let current: Vec<Value> = COLUMNS.iter().map(|(n, id)| field(n, *id)).collect();
+    let (name, id) = COLUMNS[column];
+    let renamed: Vec<Value> =
+        COLUMNS.iter().map(|(n, i)| if *n == name { field(&format!("{n}_old"), *i) } else { field(n, *i) }).collect();
+    let added = |fields: Vec<Value>| {
+        json!([{"action": "add-schema", "schema": {"type": "struct", "schema-id": 2, "fields": fields}},
+            {"action": "set-current-schema", "schema-id": -1}])
+    };
+    let updates = match which % 7 {
+        0 => {
+            let body = json!({"source": ident(TABLES[table]), "destination": ident(names[column + table % 3])});
+            return ("/v1/c1/tables/rename".to_owned(), body.to_string());
+        }
+        1 => added([renamed, vec![field(name, 40 + id)]].concat()),
+        2 => added(renamed),
+        3 => added([current, vec![field("d", 50)]].concat()),
+        4 => json!([{"action": "set-current-schema", "schema-id": 0}]),
+        5 => json!([{"action": "remove-schemas", "schema-ids": [0]}]),
+        _ => json!([{"action": "set-properties", "updates": {"k": "v"}}]),
+    };
+    (format!("/v1/c1/namespaces/{}", TABLES[table]), json!({"requirements": [], "updates": updates}).to_string())
 }
 
 proptest! {
@@ -206,5 +265,40 @@ proptest! {
             let narrowed = applied(Some(&header));
             prop_assert!(unnarrowed.is_subset(&narrowed), "{header}: {unnarrowed:?} ⊄ {narrowed:?}");
         }
+    }
+
+    #[test]
+    fn explain_and_the_served_path_agree_on_renames_and_schema_changing_commits(p in policy(), user in 0..2usize, table in 0..3usize, which in 0..7usize, column in 0..3usize) {
+        let yaml = p.yaml();
+        let snap = crate::support::load(&yaml);
+        let (target, body) = change_request(which, table, column);
+        let metadata = commit_metadata();
+        let input = Input {
+            method: "POST",
+            target: &target,
+            principal: Principal { user: USERS[user].to_owned(), ..Principal::default() },
+            active_roles: None,
+            body: Some(body.as_bytes()),
+            exists: true,
+            list_response: None,
+            namespace_location: None,
+            table_metadata: Some(&metadata),
+        };
+        let explained = decide(&snap, &Settings::default(), &input);
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let served = runtime.block_on(async {
+            let answer = json!({"metadata-location": "s3://b/t/m.json", "metadata": commit_metadata()}).to_string();
+            let upstream = FakeUpstream::start(move |r: &Recorded| match r.method.as_str() {
+                "GET" => Reply::raw(200, &answer),
+                "HEAD" => Reply::raw(404, ""),
+                _ => Reply::ok(),
+            })
+            .await;
+            let g = gate(&upstream.url(""), &yaml, |_| {}).await;
+            let auth = basic(USERS[user]);
+            let headers = [("authorization", auth.as_str()), ("content-type", "application/json")];
+            send(g.addr, "POST", &target, &headers, body.as_bytes()).await
+        });
+        prop_assert_eq!(served.status, explained.status, "{} {} {}: {} {}", target, body, explained.reason, served.text(), yaml);
     }
 }

@@ -7,7 +7,7 @@
 mod model;
 mod wire;
 
-pub use model::{Body, BodyError, SignRequest, TableChange, TableUpdate};
+pub use model::{Body, BodyError, SchemaChanges, SignRequest, TableChange, TableUpdate};
 
 use super::OperationId;
 use super::json;

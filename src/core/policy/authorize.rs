@@ -15,7 +15,7 @@ pub(crate) use model::resolve;
 pub use model::{Checked, Decision, Ident, LocationRefusal, Object, Reason, Request, Verdict};
 use model::{Checks, path_ident, path_namespace};
 use placement::check_update;
-pub use placement::{Facts, namespace_directories_needed};
+pub use placement::{Facts, has_top, namespace_directories_needed};
 pub use scope::{CredentialScope, Scope, credential_scope};
 
 /// Iceberg's metadata tables, which clients probe as `ns.t.<name>` first (docs/design.md §4).

@@ -7,6 +7,7 @@
 pub mod action;
 pub mod answer;
 pub mod apply;
+pub mod cover;
 pub mod expr;
 pub mod schema;
 pub mod wire;

@@ -70,6 +70,12 @@ impl Schema {
         schema.and_then(fields).map(|fields| Self { fields }).ok_or(ResolveError::NoSchema)
     }
 
+    /// A schema given as JSON (an entry of a metadata's `schemas`, or an `add-schema`'s
+    /// `schema`): its `fields`.
+    pub fn from_value(value: &Value) -> Option<Self> {
+        value.get("fields").and_then(Value::as_array).map(|fields| Self { fields: fields.clone() })
+    }
+
     /// The column at `path`: each part a field of the struct the previous part names.
     pub fn resolve(&self, path: &ColumnPath) -> Result<Column, ResolveError> {
         let mut fields = &self.fields;

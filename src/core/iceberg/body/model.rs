@@ -100,6 +100,30 @@ pub struct TableUpdate {
     pub location_properties: bool,
     /// The values its `set-properties` give location properties, in order.
     pub property_locations: Vec<String>,
+    /// What it does to the table's schemas (docs/design.md §8 "A restriction keeps covering
+    /// what it covered").
+    pub schemas: SchemaChanges,
+}
+
+/// A commit's `add-schema`, `set-current-schema` and `remove-schemas` updates: what decides
+/// which field a column name reads once the commit is applied.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SchemaChanges {
+    /// The `schema` of each `add-schema`, in order.
+    pub added: Vec<serde_json::Value>,
+    /// Each `set-current-schema`'s `schema-id`, with how many schemas the commit had added
+    /// before it (`-1` names the last of those).
+    pub current: Vec<(i64, usize)>,
+    /// It has a `remove-schemas`.
+    pub removes: bool,
+}
+
+impl SchemaChanges {
+    /// It changes which schema is current, or removes schemas: what can move a column name
+    /// onto another field.
+    pub fn any(&self) -> bool {
+        !self.current.is_empty() || self.removes
+    }
 }
 
 impl TableUpdate {

@@ -182,6 +182,7 @@ fn assert_create_marks_the_commit_of_a_staged_create() {
             set_locations: vec!["s3://x".into()],
             location_properties: false,
             property_locations: vec![],
+            schemas: Default::default(),
         }
     );
     assert!(update(r#"{"requirements": [{"type": "ASSERT-CREATE"}]}"#).asserts_create);
@@ -270,6 +271,7 @@ fn transactions_read_every_change() {
                     set_locations: vec!["s3://x".into()],
                     location_properties: false,
                     property_locations: vec![],
+                    schemas: Default::default(),
                 }
             ),
             (
@@ -279,6 +281,7 @@ fn transactions_read_every_change() {
                     set_locations: vec![],
                     location_properties: true,
                     property_locations: vec![],
+                    schemas: Default::default(),
                 }
             ),
         ]
@@ -458,4 +461,25 @@ fn create_table_with_a_location_property_counts_as_an_explicit_location() {
     )
     .unwrap();
     assert!(matches!(b, Body::CreateTable { explicit_location: false, .. }));
+}
+
+#[test]
+fn schema_updates_are_read_with_their_types() {
+    let u = update(
+        r#"{"updates": [{"action": "add-schema", "schema": {"type": "struct", "schema-id": 1, "fields": []}},
+            {"action": "SET-CURRENT-SCHEMA", "schema-id": -1}, {"action": "set-current-schema", "schema-id": 0},
+            {"action": "remove-schemas", "schema-ids": [0]}, {"action": "append"}]}"#,
+    );
+    assert_eq!(u.schemas.added.len(), 1);
+    assert_eq!(u.schemas.current, [(-1, 1), (0, 1)]);
+    assert!(u.schemas.removes && u.schemas.any());
+    assert!(!update(r#"{"updates": [{"action": "add-schema", "schema": {"fields": []}}]}"#).schemas.any());
+    for bad in [
+        r#"{"updates": [{"action": "add-schema", "schema": [1]}]}"#,
+        r#"{"updates": [{"action": "add-schema"}]}"#,
+        r#"{"updates": [{"action": "set-current-schema", "schema-id": "1"}]}"#,
+        r#"{"updates": [{"action": "set-current-schema"}]}"#,
+    ] {
+        assert!(matches!(inspect_str(OperationId::UpdateTable, bad), Err(BodyError::Field { .. })), "{bad}");
+    }
 }

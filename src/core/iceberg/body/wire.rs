@@ -5,7 +5,7 @@
 //! accept the legacy `updated`/`removed` fields of property updates, so both are read here
 //! too: an update the upstream would apply as a move must not look like a plain commit.
 
-use super::model::{BodyError, TableUpdate};
+use super::model::{BodyError, SchemaChanges, TableUpdate};
 use crate::core::iceberg::json;
 use crate::core::iceberg::names::NameRules;
 use crate::core::iceberg::{Namespace, TableIdent};
@@ -178,6 +178,9 @@ struct Update {
     updated: Option<Box<RawValue>>,
     removals: Option<Box<RawValue>>,
     removed: Option<Box<RawValue>>,
+    schema: Option<Box<RawValue>>,
+    #[serde(rename = "schema-id")]
+    schema_id: Option<Box<RawValue>>,
 }
 
 impl Commit {
@@ -188,6 +191,7 @@ impl Commit {
         for (i, u) in self.updates.iter().flatten().enumerate() {
             // every update is read, so that a malformed one is 400 wherever it stands
             let field = |field: &str| format!("{at}updates[{i}].{field}");
+            u.schema_change(&mut update.schemas, &field)?;
             match u.set_location(&field)? {
                 Some(location) => update.set_locations.push(location),
                 None => {
@@ -203,6 +207,28 @@ impl Commit {
 }
 
 impl Update {
+    /// Notes an `add-schema`, `set-current-schema` or `remove-schemas` in `changes`; the
+    /// fields it reads must have the spec's types.
+    fn schema_change(&self, changes: &mut SchemaChanges, field: &dyn Fn(&str) -> String) -> Result<(), BodyError> {
+        if is(&self.action, "add-schema") {
+            let schema =
+                self.schema.as_ref().and_then(|raw| json::from_checked_str::<serde_json::Value>(raw.get()).ok());
+            match schema {
+                Some(schema @ serde_json::Value::Object(_)) => changes.added.push(schema),
+                _ => return Err(BodyError::Field { field: field("schema"), expected: "a schema object" }),
+            }
+        } else if is(&self.action, "set-current-schema") {
+            let id = self.schema_id.as_ref().and_then(|raw| json::from_checked_str::<i64>(raw.get()).ok());
+            let Some(id) = id else {
+                return Err(BodyError::Field { field: field("schema-id"), expected: "an integer" });
+            };
+            changes.current.push((id, changes.added.len()));
+        } else if is(&self.action, "remove-schemas") {
+            changes.removes = true;
+        }
+        Ok(())
+    }
+
     /// The location of a `set-location`; `None` for any other action.
     fn set_location(&self, field: &dyn Fn(&str) -> String) -> Result<Option<String>, BodyError> {
         if !is(&self.action, "set-location") {

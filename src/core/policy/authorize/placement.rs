@@ -121,7 +121,7 @@ fn choices<'u>(ident: Ident<'_>, update: &'u TableUpdate, facts: Facts<'_>) -> C
 }
 
 /// Whether `subject` has `TOP` for `namespace` (the catalog's or the metalake's owner).
-fn has_top(snap: &Snapshot, subject: &Subject<'_>, catalog: &str, namespace: &[String]) -> bool {
+pub fn has_top(snap: &Snapshot, subject: &Subject<'_>, catalog: &str, namespace: &[String]) -> bool {
     let target = resolve(snap, subject, catalog, &Object::Namespace(namespace));
     evaluate(snap, subject, &target, Rule::Top.formula()).allowed
 }
