@@ -3,23 +3,31 @@
 # repository (~/.m2) and reused.
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../e2e" && pwd)/lib.sh"
 
-# maven_artifact G:A:V[:PACKAGING[:CLASSIFIER]]: prints the artifact's path in the local
-# repository, fetching it (without its dependencies) the first time. Versions are pinned by the
-# callers; a coordinate Maven Central does not serve fails with Maven's own error.
+# maven_artifact G:A:V[:PACKAGING[:CLASSIFIER]] SHA256: prints the artifact's path in the local
+# repository, fetching it (without its dependencies, checksums checked against Central's) the
+# first time; the file must have SHA256 whether fetched now or cached. A coordinate Maven Central
+# does not serve fails with Maven's own error.
 maven_artifact() {
   local g a v p c file
   IFS=: read -r g a v p c <<<"$1"
   p="${p:-jar}"
   file="${MAVEN_REPO:-$HOME/.m2/repository}/${g//.//}/$a/$v/$a-$v${c:+-$c}.$p"
   if [ ! -s "$file" ]; then
+    command -v mvn >/dev/null || {
+      echo "[live] apt-get install maven" >&2
+      apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends maven >&2
+    }
     echo "[live] fetching $1 from Maven Central" >&2
     local out
-    out="$(mvn -B -q dependency:get -Dtransitive=false "-Dartifact=$g:$a:$v:$p${c:+:$c}" 2>&1)" || {
+    out="$(mvn -B -q -C dependency:get -Dtransitive=false "-Dartifact=$g:$a:$v:$p${c:+:$c}" 2>&1)" || {
       echo "$out" | grep -a 'ERROR' | head -3 >&2
       return 1
     }
   fi
   [ -s "$file" ] || { echo "[live] $1 fetched but $file is missing" >&2; return 1; }
+  local got
+  got="$(sha256sum "$file" | cut -d' ' -f1)"
+  [ "$got" = "$2" ] || { echo "[live] $file has SHA-256 $got, not the pinned $2" >&2; return 1; }
   echo "$file"
 }
 

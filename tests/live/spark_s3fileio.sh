@@ -21,8 +21,10 @@ DEV="$ROOT/deploy/dev-catalog"
 ICEBERG_VERSION=1.10.1
 START=$SECONDS
 "$DEV/build.sh" >&2
-RUNTIME_JAR="$(maven_artifact "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:$ICEBERG_VERSION")"
-AWS_JAR="$(maven_artifact "org.apache.iceberg:iceberg-aws-bundle:$ICEBERG_VERSION")"
+RUNTIME_JAR="$(maven_artifact "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:$ICEBERG_VERSION" \
+  39ea09e6c03550a300b9d9ab498949836d2d434e441da4c12a943a086e396940)"
+AWS_JAR="$(maven_artifact "org.apache.iceberg:iceberg-aws-bundle:$ICEBERG_VERSION" \
+  86bf20892ea5b4c17688f19b075399885f6aa5303f6b2dc9f491e76ceef9633b)"
 SPARK_VENV="$(spark_venv)"
 MOTO_VENV="$ROOT/target/e2e-moto-venv"
 venv "$MOTO_VENV" "$E2E/requirements-moto.txt"
