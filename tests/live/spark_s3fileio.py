@@ -190,8 +190,15 @@ try:
 
     got = rows("SELECT id FROM r.db.t ORDER BY id")
     step("alice narrowed to reader SELECTs through S3FileIO", got == [(1,), (3,), (4,)], str(got))
-    seen = len(audit())
+    seen, seen_s3 = len(audit()), len(moto_requests())
     err = error_of("INSERT INTO r.db.t VALUES (5, 'bran')")
+    s3 = moto_requests()[seen_s3:]
+    written = {p for m, p, st in s3 if m == "PUT" and p.startswith(DATA_KEY) and st == 200}
+    removed = {p for m, p, st in s3 if m == "DELETE" and 200 <= st < 300}
+    batch_deletes = [st for m, p, st in s3 if m == "POST" and p.endswith("?delete")]
+    # Spark's abort deletes what the refused write left (a batch delete, signed by icegate too).
+    print(f"  S3 during the narrowed INSERT: {len(written)} data files written, then {len(written & removed)} "
+          f"single and {len(batch_deletes)} batch deletes", flush=True)
     during = [(r.get("user"), r.get("active_roles_header"), r.get("decision"))
               for r in audit()[seen:] if r.get("operation") == "signRequest"]
     # Iceberg 1.10's signer client sends none of the catalog's `header.*`: her sign requests are
