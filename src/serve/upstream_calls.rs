@@ -203,7 +203,11 @@ async fn load_table(
     for_signing: bool,
 ) -> Result<Arc<TableStorage>, vending::VendError> {
     let vending = &lookup.upstream.vending;
-    if let Some(cached) = vending.cached_storage(lookup.path, for_signing) {
+    // icegate as the signer needs the table's locations only, not the upstream's signer: any
+    // answer that carried the table's metadata serves, a stage-create's too, which is all there
+    // is of a table Spark's CTAS writes before its create commits (the catalog answers 404).
+    let needs_upstream_signer = for_signing && vending.local_signer().is_none();
+    if let Some(cached) = vending.cached_storage(lookup.path, needs_upstream_signer) {
         return Ok(cached);
     }
     let get = http::Method::GET;

@@ -216,3 +216,32 @@ async fn local_signer_the_offered_endpoint_signs_what_the_caller_may_do() {
     sign(&g, &outside).await.assert_error(403, "ForbiddenException");
     assert_eq!(signs_received(&upstream), 0, "no sign request reached the catalog");
 }
+
+#[tokio::test]
+async fn local_signer_signs_the_writes_of_a_staged_table_that_the_catalog_does_not_hold_yet() {
+    // Spark's CREATE TABLE AS stage-creates the table, writes its data files through the signer,
+    // and only then commits the create: until then the catalog answers 404 for the table, and its
+    // locations are those the stage-create answered (issue 46, found with Spark's S3FileIO).
+    let upstream = catalog().await;
+    let g = local_gate_with(&upstream, OWNED, |_| {}).await;
+    let fresh = "/v1/prod/namespaces/sales/tables/fresh/sign";
+    let data = "https://lake.s3.amazonaws.com/wh/sales/fresh/data/f.parquet";
+    let sign_as = |user: &'static str, body: Value| {
+        let auth = basic(user);
+        async move { send(g.addr, "POST", fresh, &[("authorization", &auth)], body.to_string().as_bytes()).await }
+    };
+    // before any stage-create the table is unknown: nothing is signed
+    let unknown = sign_as("alice", sign_body("PUT", data)).await;
+    assert_ne!(unknown.status, 200, "{}", unknown.text());
+    let stage = json!({"name": "fresh", "schema": {"type": "struct", "fields": []}, "stage-create": true});
+    let a = call(&g, "alice", "POST", CREATE, &stage).await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    let put = sign_as("alice", sign_body("PUT", data)).await;
+    assert_eq!(put.status, 200, "{}", put.text());
+    assert_verifies_with("PUT", &put.json(), (KEY_ID, SECRET));
+    // the staged locations open nothing else: a reader's write, another table's object
+    sign_as("rita", sign_body("PUT", data)).await.assert_error(403, "ForbiddenException");
+    let other = sign_body("PUT", "https://lake.s3.amazonaws.com/wh/sales/orders/data/f.parquet");
+    sign_as("alice", other).await.assert_error(403, "ForbiddenException");
+    assert_eq!(signs_received(&upstream), 1, "only the stage-create was a POST to the catalog");
+}

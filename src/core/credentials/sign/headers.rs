@@ -78,6 +78,10 @@ const SSE_C: [&str; 2] =
 /// The one canned ACL signed: it gives the bucket's owner the object, and nobody else anything.
 const OWNER_ACL: &str = "bucket-owner-full-control";
 
+/// The one `x-amz-te` signed: the AWS SDK for Java v2 asks S3 to append the object's MD5 to a
+/// `GetObject` answer (Iceberg's `S3FileIO` reads that way); it changes only how a read is framed.
+const APPEND_MD5: &str = "append-md5";
+
 /// Checks every header of a sign request; the first refused one is the error.
 pub fn check(headers: &[(String, Vec<String>)], rules: &HeaderRules<'_>) -> Result<(), HeaderError> {
     for (name, values) in headers {
@@ -110,6 +114,8 @@ fn check_one(name: &str, values: &[String], rules: &HeaderRules<'_>) -> Result<(
     match lower.as_str() {
         "x-amz-acl" if values.iter().all(|v| v.trim() == OWNER_ACL) => Ok(()),
         "x-amz-acl" => Err(HeaderError::Value(lower, "`bucket-owner-full-control`")),
+        "x-amz-te" if values.iter().all(|v| v.trim() == APPEND_MD5) => Ok(()),
+        "x-amz-te" => Err(HeaderError::Value(lower, "`append-md5`")),
         "x-amz-server-side-encryption-aws-kms-key-id" => match rules.kms_key_id {
             Some(key) if !values.iter().all(|v| v.trim() == key) => Err(HeaderError::KmsKey(lower)),
             _ => Ok(()),
@@ -159,6 +165,8 @@ mod tests {
             ("x-amz-storage-class", "STANDARD_IA"),
             ("x-amz-tagging", "a=b"),
             ("X-Amz-Acl", "bucket-owner-full-control"),
+            // the AWS SDK for Java v2's GetObject (Iceberg's S3FileIO), issue 46
+            ("x-amz-te", "append-md5"),
             ("Content-MD5", "x"),
             ("Range", "bytes=0-1"),
             ("If-None-Match", "*"),
@@ -190,6 +198,7 @@ mod tests {
             ("x-amz-security-token", "mine"),
             ("x-amz-future-header", "1"),
             ("x-amz-acl ", "bucket-owner-full-control"),
+            ("x-amz-te", "gzip"),
         ] {
             let refused = one(name, value, &rules).expect_err(name);
             let message = refused.to_string();
