@@ -3,7 +3,7 @@
 //! bypass it, and a CA they trust beside the system's. The forwarded requests to the catalog
 //! never use it.
 
-use super::ConfigError;
+use super::error::ConfigError;
 use serde::Deserialize;
 use std::path::PathBuf;
 

@@ -167,7 +167,7 @@ impl Outbound {
 /// Reads at most `limit` bytes of `response`'s body.
 pub async fn read(response: reqwest::Response, limit: usize) -> Result<Bytes, String> {
     let body = Limited::new(reqwest::Body::from(response), limit).collect().await;
-    body.map(|b| b.to_bytes()).map_err(|e| e.to_string())
+    body.map(|b| b.to_bytes()).map_err(|e| crate::core::text::error_chain(&*e))
 }
 
 fn build(config: &Config, route: &Route, extra_ca: Option<&Path>) -> Result<reqwest::Client, OutboundError> {

@@ -6,8 +6,9 @@
 #     requests go through the proxy, tokens verify and the upstream token is refreshed through it;
 #     no forwarded request passes it.
 #  b. `[outbound] proxy` with credentials, to a proxy requiring them: the right ones get through
-#     (the proxy opens the connection to the identity provider); wrong ones (407) and a proxy that
-#     is down are a 503 whose reason in /readyz names the proxy; its credentials are in no log.
+#     (the proxy opens the connection to the identity provider); none (407), wrong ones and a
+#     proxy that is down are a 503 whose reason in /readyz names the proxy; its credentials are
+#     in no log, readiness answer or error.
 
 if ! command -v tinyproxy >/dev/null; then
   SUDO=""
@@ -80,16 +81,26 @@ $(oauth2_upstream "$LOCAL_CATALOG")"
 grep -aqF "opening connection to 127.0.0.1:$IDP_PORT" "$WORK/auth-proxy.log" || fail "the proxy did not forward the token request"
 no_secret "$PROXY_SECRET" "$WORK/proxy-ok.log"
 
-WRONG_SECRET="wrong-pw-$RANDOM$RANDOM"
+# without credentials: the proxy answers 407
 start_gate proxy-refused "[outbound]
+proxy = \"$AUTH_PROXY\"
+no_proxy = [\"localhost\"]
+$(oauth2_upstream "$LOCAL_CATALOG")"
+[ "$(alice)" = 503 ] || fail "a proxy refusing the request (407) is not a 503: $(cat "$WORK/answer.json")"
+curl -s "$ADMIN/readyz" >"$WORK/readyz-refused.json"
+grep -aqF "407 (through the proxy \`$AUTH_PROXY\`)" "$WORK/readyz-refused.json" \
+  || fail "/readyz does not say the proxy refused: $(cat "$WORK/readyz-refused.json")"
+# wrong credentials (tinyproxy answers them 401, closing the connection)
+WRONG_SECRET="wrong-pw-$RANDOM$RANDOM"
+start_gate proxy-wrong "[outbound]
 proxy = \"http://icegate:$WRONG_SECRET@127.0.0.1:$PROXY_PORT\"
 no_proxy = [\"localhost\"]
 $(oauth2_upstream "$LOCAL_CATALOG")"
 [ "$(alice)" = 503 ] || fail "a proxy refusing the credentials is not a 503: $(cat "$WORK/answer.json")"
-curl -s "$ADMIN/readyz" >"$WORK/readyz-refused.json"
-grep -aqF "407 (through the proxy \`$AUTH_PROXY\`)" "$WORK/readyz-refused.json" \
-  || fail "/readyz does not say the proxy refused: $(cat "$WORK/readyz-refused.json")"
-no_secret "$WRONG_SECRET" "$WORK/proxy-refused.log" "$WORK/readyz-refused.json" "$WORK/answer.json"
+curl -s "$ADMIN/readyz" >"$WORK/readyz-wrong.json"
+grep -aqF "(through the proxy \`$AUTH_PROXY\`)" "$WORK/readyz-wrong.json" \
+  || fail "/readyz does not name the proxy that refused the credentials: $(cat "$WORK/readyz-wrong.json")"
+no_secret "$WRONG_SECRET" "$WORK/proxy-wrong.log" "$WORK/readyz-wrong.json" "$WORK/answer.json"
 
 DOWN_PORT="$(free_port)"  # nothing listens there
 export HTTP_PROXY="http://icegate:$WRONG_SECRET@127.0.0.1:$DOWN_PORT" NO_PROXY=localhost
@@ -100,4 +111,4 @@ curl -s "$ADMIN/readyz" >"$WORK/readyz-down.json"
 grep -aqF "(through the proxy \`http://127.0.0.1:$DOWN_PORT\`)" "$WORK/readyz-down.json" \
   || fail "/readyz does not name the proxy that is down: $(cat "$WORK/readyz-down.json")"
 no_secret "$WRONG_SECRET" "$WORK/proxy-down.log" "$WORK/readyz-down.json" "$WORK/answer.json"
-echo "egress: a proxy's credentials sent and never logged; a refusing (407) or down proxy is a 503 named in /readyz" >&2
+echo "egress: a proxy's credentials sent and never logged; a refusing (407, 401) or down proxy is a 503 named in /readyz" >&2
