@@ -12,8 +12,8 @@ pub mod upstreams;
 
 pub use credentials::Credentials;
 pub use error::ConfigError;
-pub use outbound::Outbound;
 pub use identity::{HeaderIdentity, Identity, JwtIdentity, MtlsIdentity, MtlsSource, Provider};
+pub use outbound::Outbound;
 pub use upstream::{Upstream, UpstreamAuth, UpstreamUrl, parse_upstream};
 pub use upstream_auth::{ClientAuth, OAuth2, SigV4};
 

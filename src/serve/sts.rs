@@ -123,12 +123,7 @@ impl StsClient {
         parse_response(status, &body)
     }
 
-    fn sign(
-        &self,
-        request: &mut http::Request<Bytes>,
-        body: &[u8],
-        credentials: &Credentials,
-    ) -> Result<(), StsError> {
+    fn sign(&self, request: &mut http::Request<Bytes>, body: &[u8], credentials: &Credentials) -> Result<(), StsError> {
         let identity = Identity::from(credentials.clone());
         let params = v4::SigningParams::builder()
             .identity(&identity)

@@ -46,9 +46,9 @@ impl Recorder {
     }
 }
 
-const OK: &str = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\nconnection: close\r\n\r\n{\"keys\":[]}";
-const REFUSED: &str =
-    "HTTP/1.1 407 Proxy Authentication Required\r\nproxy-authenticate: Basic\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+const OK: &str =
+    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\nconnection: close\r\n\r\n{\"keys\":[]}";
+const REFUSED: &str = "HTTP/1.1 407 Proxy Authentication Required\r\nproxy-authenticate: Basic\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
 
 fn no_env(_: &str) -> Option<String> {
     None
@@ -75,7 +75,11 @@ async fn a_configured_proxy_carries_the_side_calls_with_its_credentials_but_not_
     assert_eq!(heads.len(), 1, "{heads:?}");
     assert!(heads[0].starts_with("GET http://idp.invalid/jwks HTTP/1.1\r\n"), "{}", heads[0]);
     // base64("icegate:pr0xy-pw")
-    assert!(heads[0].to_ascii_lowercase().contains("proxy-authorization: basic awnlz2f0ztpwcjb4es1wdw=="), "{}", heads[0]);
+    assert!(
+        heads[0].to_ascii_lowercase().contains("proxy-authorization: basic awnlz2f0ztpwcjb4es1wdw=="),
+        "{}",
+        heads[0]
+    );
     // a host of `no_proxy` is reached directly, and so are the AWS credential endpoints
     let direct = get(&outbound, &format!("http://localhost:{}/direct", origin.port)).await.unwrap();
     assert_eq!(direct.status(), 200);
@@ -93,7 +97,8 @@ async fn the_environments_proxies_apply_by_scheme_as_curl_reads_them() {
         "NO_PROXY" => Some("idp.internal,10.0.0.0/8".to_owned()),
         _ => None,
     };
-    let outbound = Outbound::with_env(&Config { no_proxy: vec!["sts.local".into()], ..Config::default() }, &env).unwrap();
+    let outbound =
+        Outbound::with_env(&Config { no_proxy: vec!["sts.local".into()], ..Config::default() }, &env).unwrap();
     let via = |url: &str| outbound.via(&url.parse().unwrap());
     assert_eq!(via("https://login.example/jwks").as_deref(), Some("http://127.0.0.1:3128"));
     assert_eq!(via("http://login.example/jwks"), None, "HTTPS_PROXY alone leaves http:// calls direct");
@@ -110,7 +115,8 @@ async fn the_environments_proxies_apply_by_scheme_as_curl_reads_them() {
 #[tokio::test]
 async fn a_refusing_or_absent_proxy_is_an_error_naming_it_without_its_password() {
     let proxy = recorder(REFUSED).await;
-    let config = Config { proxy: Some(format!("http://icegate:wr0ng-pw@127.0.0.1:{}", proxy.port)), ..Config::default() };
+    let config =
+        Config { proxy: Some(format!("http://icegate:wr0ng-pw@127.0.0.1:{}", proxy.port)), ..Config::default() };
     let outbound = Outbound::with_env(&config, &no_env).unwrap();
     let e = get(&outbound, "http://idp.invalid/token").await.unwrap_err();
     let named = format!("(through the proxy `http://127.0.0.1:{}`)", proxy.port);
@@ -130,7 +136,10 @@ async fn a_refusing_or_absent_proxy_is_an_error_naming_it_without_its_password()
 
 #[tokio::test]
 async fn redirects_are_answers_not_followed() {
-    let origin = recorder("HTTP/1.1 302 Found\r\nlocation: http://elsewhere.invalid/\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").await;
+    let origin = recorder(
+        "HTTP/1.1 302 Found\r\nlocation: http://elsewhere.invalid/\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+    )
+    .await;
     let outbound = Outbound::with_env(&Config::default(), &no_env).unwrap();
     let answer = get(&outbound, &format!("http://127.0.0.1:{}/jwks", origin.port)).await.unwrap();
     assert_eq!(answer.status(), 302);

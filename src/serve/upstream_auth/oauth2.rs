@@ -171,9 +171,9 @@ impl TokenSource {
             Ok::<_, String>((status, body))
         };
         let started = self.clock.now();
-        let (status, body) = tokio::time::timeout(self.timeout, exchange).await.map_err(|_| {
-            format!("token endpoint did not answer within {} ms{through}", self.timeout.as_millis())
-        })??;
+        let (status, body) = tokio::time::timeout(self.timeout, exchange)
+            .await
+            .map_err(|_| format!("token endpoint did not answer within {} ms{through}", self.timeout.as_millis()))??;
         let granted = parse_answer(status, &body).map_err(|e| format!("{e}{through}"))?;
         let mut header = HeaderValue::try_from(format!("Bearer {}", granted.access_token))
             .map_err(|_| "token endpoint's `access_token` cannot be sent in a header".to_owned())?;
