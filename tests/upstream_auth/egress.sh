@@ -5,17 +5,18 @@
 #  a. HTTP_PROXY/HTTPS_PROXY set, NO_PROXY naming the catalog's host: the JWKS fetch and the token
 #     requests go through the proxy, tokens verify and the upstream token is refreshed through it;
 #     no forwarded request passes it.
+#  a'. HTTPS_PROXY alone: an https:// JWK set (oidc-provider over TLS) through a CONNECT tunnel.
 #  b. `[outbound] proxy` with credentials, to a proxy requiring them: the right ones get through
 #     (the proxy opens the connection to the identity provider); none (407), wrong ones and a
 #     proxy that is down are a 503 whose reason in /readyz names the proxy; its credentials are
 #     in no log, readiness answer or error.
 
-if ! command -v tinyproxy >/dev/null; then
+if ! command -v tinyproxy >/dev/null || ! command -v openssl >/dev/null; then
   SUDO=""
   [ "$(id -u)" = 0 ] || SUDO=sudo
-  echo "upstream_auth: apt-get install tinyproxy" >&2
+  echo "upstream_auth: apt-get install tinyproxy openssl" >&2
   $SUDO apt-get update -qq >&2
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tinyproxy >&2
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tinyproxy openssl >&2
 fi
 
 # start_proxy NAME [USER PASSWORD]: tinyproxy on a free port (Basic credentials required when
@@ -68,6 +69,39 @@ POSTS="$(grep -acF "POST http://127.0.0.1:$IDP_PORT/token " "$WORK/egress-proxy.
 [ "$POSTS" -ge 2 ] || fail "the upstream token was refreshed without the proxy ($POSTS token requests through it)"
 if grep -aqF ":$CATALOG_PORT" "$WORK/egress-proxy.log"; then fail "a forwarded request went through the proxy"; fi
 echo "egress: the JWK set and $POSTS token requests through the proxy, the forwarded requests directly" >&2
+
+# a'. HTTPS_PROXY alone: an https:// JWK set (oidc-provider over TLS, its CA in `[outbound]
+# ca_file`) is fetched through a CONNECT tunnel; the http:// token endpoint is reached directly
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/ca.key" -out "$WORK/ca.crt" -days 1 \
+  -subj /CN=icegate-e2e-ca 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -keyout "$WORK/idp.key" -out "$WORK/idp.csr" -subj /CN=127.0.0.1 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >"$WORK/idp.ext"
+openssl x509 -req -in "$WORK/idp.csr" -CA "$WORK/ca.crt" -CAkey "$WORK/ca.key" -CAcreateserial -days 1 \
+  -extfile "$WORK/idp.ext" -out "$WORK/idp.crt" 2>/dev/null
+TLS_PORT="$(free_port)"
+TLS_IDP="https://127.0.0.1:$TLS_PORT"
+export TLS_CERT="$WORK/idp.crt" TLS_KEY="$WORK/idp.key"
+start_idp tls-idp "$TLS_PORT" 300 "$WORK/tls-keys.json" tls-key-1
+unset TLS_CERT TLS_KEY
+export HTTPS_PROXY="$PROXY"
+start_gate egress-tls "[outbound]
+ca_file = \"$WORK/ca.crt\"
+[identity]
+providers = [\"jwt\"]
+[identity.jwt]
+issuer = \"$TLS_IDP\"
+audience = \"urn:icegate:catalog\"
+jwks_url = \"$TLS_IDP/jwks\"
+user_claims = [\"client_id\"]
+$(oauth2_upstream "$LOCAL_CATALOG")"
+unset HTTPS_PROXY
+TLS_TOKEN="$(curl -fsS --cacert "$WORK/ca.crt" -u "etl:$ETL_SECRET" -d grant_type=client_credentials -d scope=catalog \
+  "$TLS_IDP/token" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')"
+[ "$(status "$TLS_TOKEN")" = 200 ] || fail "a token whose JWK set is fetched through a CONNECT tunnel is refused"
+grep -aqF "CONNECT 127.0.0.1:$TLS_PORT " "$WORK/egress-proxy.log" || fail "the https:// JWK set was not fetched through the proxy"
+[ "$(grep -acF "POST http://127.0.0.1:$IDP_PORT/token " "$WORK/egress-proxy.log")" = "$POSTS" ] \
+  || fail "with HTTPS_PROXY alone, an http:// token request went through the proxy"
+echo "egress: an https:// JWK set through HTTPS_PROXY's CONNECT tunnel, the http:// token endpoint directly" >&2
 
 # b. `[outbound] proxy` with credentials
 PROXY_SECRET="proxy-pw-$RANDOM$RANDOM"
