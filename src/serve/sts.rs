@@ -41,8 +41,9 @@ pub enum StsError {
     Sign(String),
     #[error("sts is unreachable: {0}")]
     Unreachable(String),
-    #[error("sts did not answer within {} ms", TOTAL_TIMEOUT.as_millis())]
-    Timeout,
+    /// `through`: the proxy it went through, as `Outbound::through` says it (empty: none).
+    #[error("sts did not answer within {} ms{through}", TOTAL_TIMEOUT.as_millis())]
+    Timeout { through: String },
     #[error("sts refused the request: `{code}`: {message}")]
     Refused { code: String, message: String },
     #[error("unexpected sts response (status {status}): {message}")]
@@ -119,7 +120,9 @@ impl StsClient {
                 .map_err(|e| StsError::Unreachable(format!("{e}{through}")))?;
             Ok::<_, StsError>((status, body))
         };
-        let (status, body) = tokio::time::timeout(TOTAL_TIMEOUT, exchange).await.map_err(|_| StsError::Timeout)??;
+        let (status, body) = tokio::time::timeout(TOTAL_TIMEOUT, exchange)
+            .await
+            .map_err(|_| StsError::Timeout { through: through.clone() })??;
         parse_response(status, &body)
     }
 
