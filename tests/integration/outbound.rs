@@ -86,6 +86,7 @@ async fn a_configured_proxy_carries_the_side_calls_with_its_credentials_but_not_
     assert_eq!(proxy.heads().len(), 1);
     assert!(origin.heads()[0].starts_with("GET /direct HTTP/1.1\r\n"));
     assert_eq!(outbound.via(&"http://169.254.169.254/latest/api/token".parse().unwrap()), None);
+    assert!(!format!("{outbound:?}").contains("pr0xy-pw"), "{outbound:?}");
     let shown = outbound.describe().unwrap();
     assert!(shown.contains(&format!("http://127.0.0.1:{}", proxy.port)) && !shown.contains("pr0xy-pw"), "{shown}");
 }
