@@ -50,7 +50,7 @@ What the full run does, in order:
  12. scripts/fuzz.sh: each fuzz target for 20 s
 
 What it installs when missing (it runs as root, or with sudo for apt-get):
-  - Debian packages, with apt-get: postgresql (step 2); openjdk-17-jdk-headless, Jackson,
+  - Debian packages, with apt-get: postgresql (step 2); tinyproxy (step 7); openjdk-17-jdk-headless, Jackson,
     httpcore5, ASM, SLF4J and the SQLite JDBC driver for the dev catalog (steps 4-11); podman,
     runc, catatonit and ca-certificates (steps 10-11), which also writes
     /etc/containers/containers.conf when it is missing (runc, cgroupfs, ulimits)

@@ -1,7 +1,9 @@
 //! The network pieces every layer that talks HTTP shares: the listener's TLS config (certificate
 //! and key files, and a client CA for mTLS), the client roots (the system's, plus a configured
-//! CA), all with rustls, and the one builder of outgoing HTTP(S) clients (to the catalog, the JWK
-//! set, STS).
+//! CA), all with rustls, and the builder of the pooled hyper clients of the forwarded requests
+//! (to the catalog); the side calls' client is `outbound`'s.
+
+pub mod outbound;
 
 use rustls::RootCertStore;
 use rustls::server::WebPkiClientVerifier;

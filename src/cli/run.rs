@@ -17,6 +17,8 @@ pub enum RunError {
     Tls(#[from] crate::net::TlsError),
     #[error("{0}")]
     Upstream(#[from] crate::serve::forward::ClientError),
+    #[error("{0}")]
+    Outbound(#[from] crate::net::outbound::OutboundError),
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
     /// docs/design.md §10: a store that cannot be opened or written at start-up stops icegate.
@@ -36,6 +38,9 @@ pub fn load_config(file: Option<&std::path::Path>, overrides: crate::config::Ove
 }
 
 fn check(config: &Config) -> Result<(), ConfigError> {
+    // the proxy (of the config or the environment) and the CA of the side calls
+    crate::net::outbound::Outbound::new(&config.outbound)
+        .map_err(|e| ConfigError::Invalid { key: "outbound", message: e.to_string() })?;
     if config.identity.providers.contains(&crate::config::Provider::Jwt) {
         crate::serve::identity::validate_jwt(&config.identity.jwt)?;
     }
@@ -57,6 +62,12 @@ fn check(config: &Config) -> Result<(), ConfigError> {
 
 pub fn run(config: Config) -> Result<(), RunError> {
     let policy = config.policy.clone().ok_or(crate::config::ConfigError::NoPolicy)?;
+    // before any subsystem is built: they take their side-call client from here
+    let outbound = crate::net::outbound::install(&config.outbound)?;
+    match outbound.describe() {
+        Some(proxy) => tracing::info!(%proxy, "side calls go through an egress proxy"),
+        None => tracing::debug!("side calls go directly (no egress proxy)"),
+    }
     let loaded = crate::core::policy::load_path(&policy)?;
     for w in &loaded.warnings {
         tracing::warn!("policy: {w}");

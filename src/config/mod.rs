@@ -4,6 +4,7 @@
 pub mod credentials;
 mod error;
 pub mod identity;
+pub mod outbound;
 pub mod owners;
 pub mod upstream;
 pub mod upstream_auth;
@@ -12,6 +13,7 @@ pub mod upstreams;
 pub use credentials::Credentials;
 pub use error::ConfigError;
 pub use identity::{HeaderIdentity, Identity, JwtIdentity, MtlsIdentity, MtlsSource, Provider};
+pub use outbound::Outbound;
 pub use upstream::{Upstream, UpstreamAuth, UpstreamUrl, parse_upstream};
 pub use upstream_auth::{ClientAuth, OAuth2, SigV4};
 
@@ -46,6 +48,8 @@ pub struct Config {
     pub runtime: Runtime,
     /// `[owners]`: the ownership store (docs/design.md §4 "Ownership of created objects").
     pub owners: owners::Config,
+    /// `[outbound]`: the egress proxy and CA of icegate's own side calls.
+    pub outbound: Outbound,
 }
 
 impl Default for Config {
@@ -69,6 +73,7 @@ impl Default for Config {
             credentials: Credentials::default(),
             runtime: Runtime::default(),
             owners: owners::Config::default(),
+            outbound: Outbound::default(),
         }
     }
 }
@@ -311,6 +316,7 @@ impl Config {
             });
         }
         self.owners.validate()?;
+        self.outbound.validate()?;
         Ok(())
     }
 }

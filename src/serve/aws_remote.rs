@@ -4,7 +4,6 @@
 
 use aws_credential_types::Credentials;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Fetched again this long before they expire (the SDKs refresh 5 minutes ahead, too).
@@ -109,7 +108,7 @@ async fn container(env: &impl Fn(&str) -> Option<String>, uri: &http::Uri) -> Re
     if let Some(token) = token {
         request = request.header(http::header::AUTHORIZATION, token);
     }
-    let request = request.body(Full::new(Bytes::new())).map_err(|e| remote_error(e.to_string()))?;
+    let request = request.body(Bytes::new()).map_err(|e| remote_error(e.to_string()))?;
     let (status, body) = exchange(request).await.map_err(|e| remote_error(format!("container credentials: {e}")))?;
     if status != http::StatusCode::OK {
         return Err(remote_error(format!("container credentials: the agent answered {}", status.as_u16())));
@@ -124,14 +123,14 @@ async fn instance(env: &impl Fn(&str) -> Option<String>) -> Option<Credentials> 
     let base = base.trim_end_matches('/');
     let put = http::Request::put(format!("{base}/latest/api/token"))
         .header("x-aws-ec2-metadata-token-ttl-seconds", "21600")
-        .body(Full::new(Bytes::new()))
+        .body(Bytes::new())
         .ok()?;
     let (status, token) = exchange(put).await.ok()?;
     let token = String::from_utf8(token.to_vec()).ok().filter(|_| status == http::StatusCode::OK)?;
     let get = |path: String| {
         http::Request::get(format!("{base}/latest/meta-data/iam/security-credentials/{path}"))
             .header("x-aws-ec2-metadata-token", token.as_str())
-            .body(Full::new(Bytes::new()))
+            .body(Bytes::new())
             .ok()
     };
     let (status, roles) = exchange(get(String::new())?).await.ok()?;
@@ -152,15 +151,16 @@ async fn instance(env: &impl Fn(&str) -> Option<String>) -> Option<Credentials> 
     }
 }
 
-async fn exchange(request: http::Request<Full<Bytes>>) -> Result<(http::StatusCode, Bytes), String> {
-    let tls = crate::net::client_config(None).map_err(|e| e.to_string())?;
-    let settings = crate::net::ClientSettings { connect_timeout: TIMEOUT, nodelay: true, pool_idle: None };
-    let client: crate::net::HttpsClient<Full<Bytes>> = crate::net::https_client(tls, settings);
+/// One call on the side calls' client (which reaches these link-local addresses directly
+/// whatever the proxy; a loopback or `https` agent goes the way `NO_PROXY` says).
+async fn exchange(request: http::Request<Bytes>) -> Result<(http::StatusCode, Bytes), String> {
+    let client = crate::net::outbound::shared().map_err(|e| e.to_string())?;
+    let request = reqwest::Request::try_from(request).map_err(|e| e.without_url().to_string())?;
     let call = async {
-        let response = client.request(request).await.map_err(|e| crate::core::text::error_chain(&e))?;
+        let response = client.send(request).await.map_err(|e| e.to_string())?;
         let status = response.status();
-        let body = Limited::new(response.into_body(), MAX_ANSWER).collect().await.map_err(|e| e.to_string())?;
-        Ok((status, body.to_bytes()))
+        let body = crate::net::outbound::read(response, MAX_ANSWER).await?;
+        Ok((status, body))
     };
     tokio::time::timeout(TIMEOUT, call).await.map_err(|_| "no answer in time".to_owned())?
 }

@@ -8,20 +8,18 @@ use crate::core::clock::Clock;
 pub use crate::core::credentials::Minted;
 use crate::core::credentials::session_policy::{self, PolicyError};
 use crate::core::policy::authorize::Scope;
-use crate::net::{ClientSettings, HttpsClient, https_client};
+use crate::net::outbound::{Outbound, OutboundError};
 use aws_credential_types::Credentials;
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
 use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, UNIX_EPOCH};
 use thiserror::Error;
 
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 const TOTAL_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_RESPONSE_BYTES: usize = 64 * 1024;
 /// Past this many cached keys, expired entries are dropped before a new one is added.
@@ -33,6 +31,8 @@ pub enum StsError {
     Config(String),
     #[error(transparent)]
     Tls(#[from] crate::net::TlsError),
+    #[error(transparent)]
+    Outbound(#[from] OutboundError),
     #[error("icegate's aws credentials: {0}")]
     Chain(#[from] ChainError),
     #[error(transparent)]
@@ -41,8 +41,9 @@ pub enum StsError {
     Sign(String),
     #[error("sts is unreachable: {0}")]
     Unreachable(String),
-    #[error("sts did not answer within {} ms", TOTAL_TIMEOUT.as_millis())]
-    Timeout,
+    /// `through`: the proxy it went through, as `Outbound::through` says it (empty: none).
+    #[error("sts did not answer within {} ms{through}", TOTAL_TIMEOUT.as_millis())]
+    Timeout { through: String },
     #[error("sts refused the request: `{code}`: {message}")]
     Refused { code: String, message: String },
     #[error("unexpected sts response (status {status}): {message}")]
@@ -63,7 +64,7 @@ pub struct MintRequest<'a> {
 /// An STS endpoint and a connection pool to it.
 #[derive(Clone, Debug)]
 pub struct StsClient {
-    client: HttpsClient<Full<Bytes>>,
+    client: Outbound,
     endpoint: http::Uri,
     region: String,
     /// The signing time and the credentials' freshness are read from it (a test's manual
@@ -81,12 +82,7 @@ impl StsClient {
         if endpoint.host().is_none() || !matches!(endpoint.scheme_str(), Some("http" | "https")) {
             return Err(StsError::Config(format!("endpoint `{text}` is not an http or https url")));
         }
-        let settings = ClientSettings {
-            connect_timeout: CONNECT_TIMEOUT,
-            nodelay: false,
-            pool_idle: Some(Duration::from_secs(60)),
-        };
-        let client = https_client(crate::net::client_config(None)?, settings);
+        let client = crate::net::outbound::shared()?;
         Ok(Self { client, endpoint, region: region.to_owned(), clock: Clock::real() })
     }
 
@@ -108,34 +104,29 @@ impl StsClient {
         let mut request = http::Request::post(self.endpoint.clone())
             .header(http::header::HOST, host)
             .header(http::header::CONTENT_TYPE, "application/x-www-form-urlencoded; charset=utf-8")
-            .body(Full::new(Bytes::from(body.clone())))
+            .body(Bytes::from(body.clone()))
             .map_err(|e| StsError::Sign(e.to_string()))?;
         if let Some(credentials) = signer {
             self.sign(&mut request, body.as_bytes(), credentials)?;
         }
+        let request = reqwest::Request::try_from(request)
+            .map_err(|e| StsError::Sign(crate::core::text::error_chain(&e.without_url())))?;
+        let through = self.client.through(request.url());
         let exchange = async {
-            let response = self
-                .client
-                .request(request)
-                .await
-                .map_err(|e| StsError::Unreachable(crate::core::text::error_chain(&e)))?;
+            let response = self.client.send(request).await.map_err(|e| StsError::Unreachable(e.to_string()))?;
             let status = response.status().as_u16();
-            let body = Limited::new(response.into_body(), MAX_RESPONSE_BYTES)
-                .collect()
+            let body = crate::net::outbound::read(response, MAX_RESPONSE_BYTES)
                 .await
-                .map_err(|e| StsError::Unreachable(e.to_string()))?;
-            Ok::<_, StsError>((status, body.to_bytes()))
+                .map_err(|e| StsError::Unreachable(format!("{e}{through}")))?;
+            Ok::<_, StsError>((status, body))
         };
-        let (status, body) = tokio::time::timeout(TOTAL_TIMEOUT, exchange).await.map_err(|_| StsError::Timeout)??;
+        let (status, body) = tokio::time::timeout(TOTAL_TIMEOUT, exchange)
+            .await
+            .map_err(|_| StsError::Timeout { through: through.clone() })??;
         parse_response(status, &body)
     }
 
-    fn sign(
-        &self,
-        request: &mut http::Request<Full<Bytes>>,
-        body: &[u8],
-        credentials: &Credentials,
-    ) -> Result<(), StsError> {
+    fn sign(&self, request: &mut http::Request<Bytes>, body: &[u8], credentials: &Credentials) -> Result<(), StsError> {
         let identity = Identity::from(credentials.clone());
         let params = v4::SigningParams::builder()
             .identity(&identity)

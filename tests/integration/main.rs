@@ -27,6 +27,7 @@ mod logs;
 mod many_upstreams;
 mod messages;
 mod openapi;
+mod outbound;
 mod owners;
 mod owners_default;
 mod owners_pg;

@@ -3,8 +3,9 @@
 // TOKEN_TTL seconds, signed with the RSA key of KEYS_FILE (made with kid KID when missing).
 // With TRINO_SECRET set, a third client `trino` (client_secret_post, as Iceberg's Java client
 // sends its credential) serves tests/e2e/trino_way.sh. GET /test/stats says how many token
-// requests it answered.
+// requests it answered. With TLS_CERT and TLS_KEY (PEM files) set, it serves HTTPS.
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { createServer } from 'node:https';
 import Provider from 'oidc-provider';
 import { generateKeyPair, exportJWK } from 'jose';
 
@@ -29,7 +30,8 @@ const client = (id, secret, method) => ({
   token_endpoint_auth_method: method,
 });
 
-const provider = new Provider(`http://127.0.0.1:${port}`, {
+const tls = process.env.TLS_CERT && { cert: readFileSync(process.env.TLS_CERT), key: readFileSync(process.env.TLS_KEY) };
+const provider = new Provider(`${tls ? 'https' : 'http'}://127.0.0.1:${port}`, {
   clients: [
     client('icegate', process.env.ICEGATE_SECRET, 'client_secret_post'),
     client('etl', process.env.ETL_SECRET, 'client_secret_basic'),
@@ -78,6 +80,9 @@ provider.use(async (ctx, next) => {
   await next();
 });
 
-provider.listen(port, '127.0.0.1', () => {
-  console.log(`idp listening on ${port} with key ${keys[0].kid}, tokens for ${ttl} s`);
-});
+const listening = () => console.log(`idp listening on ${port} with key ${keys[0].kid}, tokens for ${ttl} s`);
+if (tls) {
+  createServer(tls, provider.callback()).listen(port, '127.0.0.1', listening);
+} else {
+  provider.listen(port, '127.0.0.1', listening);
+}

@@ -11,7 +11,11 @@
 #  3. sigv4: the fake catalog verifies every request with botocore's own SigV4Auth; icegate in
 #     `sigv4` mode (credentials from the environment) gets a GET, a create and a commit through,
 #     bodies included; bad signatures are refused (drive.py sigv4).
-# Installs into target/upstream-auth/ (npm ci from the lockfile; a pinned pip venv). Called by
+#  4. egress proxies (egress.sh, issue 49): Debian's tinyproxy between icegate's side calls and the
+#     identity providers, from the environment and from `[outbound] proxy`; a refusing or down
+#     proxy; the proxy's credentials in no log.
+# Installs into target/upstream-auth/ (npm ci from the lockfile; a pinned pip venv), and tinyproxy
+# with apt-get when missing. Called by
 # scripts/test.sh; runs on its own too. Exits non-zero on failure.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -139,4 +143,5 @@ unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN
 "$PY" "$HERE/drive.py" sigv4 --gate "$GATE" --catalog "$SIG_CATALOG" --key "$KEY" --secret "$SECRET" \
   --token "$TOKEN" --service glue --region eu-west-1 || fail "the sigv4 run failed"
 if grep -aqF -e "$SECRET" -e "$TOKEN" "$WORK/sigv4.log"; then fail "an AWS secret is in icegate's log"; fi
+. "$HERE/egress.sh"
 echo "upstream_auth: all passed (oauth2 via $OAUTH_GATE for $SECONDS_RUN s)" >&2

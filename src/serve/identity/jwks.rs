@@ -11,10 +11,8 @@
 //! down.
 
 use crate::core::clock::Clock;
-use crate::net::{ClientSettings, HttpsClient, https_client};
-use bytes::Bytes;
+use crate::net::outbound::Outbound;
 use http::Uri;
-use http_body_util::{BodyExt, Empty, Limited};
 use jsonwebtoken::jwk::{Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use rustc_hash::FxHashMap;
@@ -69,7 +67,7 @@ pub struct Timing {
 #[derive(Debug)]
 pub struct Jwks {
     url: Uri,
-    client: HttpsClient<Empty<Bytes>>,
+    client: Outbound,
     cooldown: Duration,
     ttl: Duration,
     /// How long after the last good fetch its keys are still used.
@@ -81,14 +79,13 @@ pub struct Jwks {
 }
 
 impl Jwks {
-    /// `tls`: the roots an `https://` JWK set URL is verified against; `max_stale`: how long the
-    /// keys of the last good fetch outlive failed ones.
-    pub fn new(url: Uri, timing: Timing, tls: rustls::ClientConfig, clock: Clock) -> Self {
+    /// `client`: the side calls' client (its roots verify an `https://` JWK set URL, its proxy
+    /// is used); `max_stale`: how long the keys of the last good fetch outlive failed ones.
+    pub fn new(url: Uri, timing: Timing, client: Outbound, clock: Clock) -> Self {
         let Timing { cooldown, ttl, max_stale } = timing;
-        let settings = ClientSettings { connect_timeout: FETCH_TIMEOUT, nodelay: false, pool_idle: None };
         Self {
             url,
-            client: https_client(tls, settings),
+            client,
             cooldown,
             ttl,
             max_stale,
@@ -207,20 +204,23 @@ impl Jwks {
 
     async fn download(&self) -> Result<(FxHashMap<String, Arc<JwkKey>>, Vec<Arc<JwkKey>>), JwksError> {
         let fail = |message: String| JwksError::Fetch { url: self.url.to_string(), message };
-        let request = http::Request::get(self.url.clone())
+        let request = self
+            .client
+            .client()
+            .get(self.url.to_string())
             .header(http::header::ACCEPT, "application/json")
-            .body(Empty::<Bytes>::new())
-            .map_err(|e| fail(e.to_string()))?;
+            .build()
+            .map_err(|e| fail(crate::core::text::error_chain(&e.without_url())))?;
+        let through = self.client.through(request.url());
         let body = tokio::time::timeout(FETCH_TIMEOUT, async {
-            let response = self.client.request(request).await.map_err(|e| fail(e.to_string()))?;
+            let response = self.client.send(request).await.map_err(|e| fail(e.to_string()))?;
             if !response.status().is_success() {
-                return Err(fail(format!("status {}", response.status())));
+                return Err(fail(format!("status {}{through}", response.status())));
             }
-            let body = Limited::new(response.into_body(), MAX_JWKS_BYTES).collect().await;
-            body.map(|b| b.to_bytes()).map_err(|e| fail(e.to_string()))
+            crate::net::outbound::read(response, MAX_JWKS_BYTES).await.map_err(fail)
         })
         .await
-        .map_err(|_| fail("timed out".into()))??;
+        .map_err(|_| fail(format!("timed out{through}")))??;
         #[derive(serde::Deserialize)]
         struct Set {
             keys: Vec<serde_json::Value>,

@@ -78,7 +78,7 @@ impl Keys {
                     ttl: Duration::from_secs(config.jwks_cache_secs),
                     max_stale: Duration::from_secs(config.jwks_max_stale_secs),
                 },
-                crate::net::client_config(None).map_err(|e| e.to_string())?,
+                crate::net::outbound::shared().map_err(|e| e.to_string())?,
                 clock,
             )),
             None => None,

@@ -5,11 +5,9 @@
 use super::error::{AuthError, Status};
 use crate::config::{ClientAuth, OAuth2};
 use crate::core::clock::Clock;
-use crate::net::{ClientSettings, HttpsClient, https_client};
+use crate::net::outbound::Outbound;
 use crate::ops::metrics::UpstreamAuthMetrics;
-use bytes::Bytes;
 use http::HeaderValue;
-use http_body_util::{BodyExt, Full, Limited};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
@@ -48,7 +46,7 @@ struct State {
 pub struct TokenSource {
     config: OAuth2,
     endpoint: http::Uri,
-    client: HttpsClient<Full<Bytes>>,
+    client: Outbound,
     timeout: Duration,
     clock: Clock,
     state: RwLock<State>,
@@ -74,13 +72,15 @@ impl TokenSource {
             .token_endpoint
             .parse()
             .map_err(|_| AuthError::Config(format!("`{}` is not a url", config.token_endpoint)))?;
-        let tls = crate::net::client_config(config.ca_file.as_deref()).map_err(|e| AuthError::Config(e.to_string()))?;
-        let settings =
-            ClientSettings { connect_timeout: timeout, nodelay: true, pool_idle: Some(Duration::from_secs(60)) };
+        let shared = crate::net::outbound::shared().map_err(|e| AuthError::Config(e.to_string()))?;
+        let client = match config.ca_file.as_deref() {
+            Some(ca) => shared.with_ca(ca).map_err(|e| AuthError::Config(e.to_string()))?,
+            None => shared,
+        };
         Ok(Self {
             config: config.clone(),
             endpoint,
-            client: https_client(tls, settings),
+            client,
             timeout,
             clock,
             state: RwLock::new(State::default()),
@@ -160,24 +160,21 @@ impl TokenSource {
         let secret = self.config.read_secret()?;
         let request = self.request(&secret)?;
         drop(secret);
+        let through = self.client.through(request.url());
         let exchange = async {
-            let response = self
-                .client
-                .request(request)
-                .await
-                .map_err(|e| format!("token endpoint is unreachable: {}", crate::core::text::error_chain(&e)))?;
+            let response =
+                self.client.send(request).await.map_err(|e| format!("token endpoint is unreachable: {e}"))?;
             let status = response.status();
-            let body = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
-                .collect()
+            let body = crate::net::outbound::read(response, MAX_ANSWER_BYTES)
                 .await
-                .map_err(|e| format!("token endpoint's answer could not be read: {e}"))?;
-            Ok::<_, String>((status, body.to_bytes()))
+                .map_err(|e| format!("token endpoint's answer could not be read: {e}{through}"))?;
+            Ok::<_, String>((status, body))
         };
         let started = self.clock.now();
         let (status, body) = tokio::time::timeout(self.timeout, exchange)
             .await
-            .map_err(|_| format!("token endpoint did not answer within {} ms", self.timeout.as_millis()))??;
-        let granted = parse_answer(status, &body)?;
+            .map_err(|_| format!("token endpoint did not answer within {} ms{through}", self.timeout.as_millis()))??;
+        let granted = parse_answer(status, &body).map_err(|e| format!("{e}{through}"))?;
         let mut header = HeaderValue::try_from(format!("Bearer {}", granted.access_token))
             .map_err(|_| "token endpoint's `access_token` cannot be sent in a header".to_owned())?;
         header.set_sensitive(true);
@@ -207,23 +204,21 @@ impl TokenSource {
         token
     }
 
-    fn request(&self, secret: &str) -> Result<http::Request<Full<Bytes>>, String> {
-        let mut form = form_urlencoded::Serializer::new(String::new());
-        form.append_pair("grant_type", "client_credentials");
+    fn request(&self, secret: &str) -> Result<reqwest::Request, String> {
+        let mut form = vec![("grant_type", "client_credentials")];
         for (key, value) in
             [("scope", &self.config.scope), ("audience", &self.config.audience), ("resource", &self.config.resource)]
         {
             if let Some(v) = value {
-                form.append_pair(key, v);
+                form.push((key, v));
             }
         }
-        let mut builder = http::Request::post(self.endpoint.clone())
-            .header(http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .header(http::header::ACCEPT, "application/json");
+        let mut builder =
+            self.client.client().post(self.endpoint.to_string()).header(http::header::ACCEPT, "application/json");
         match self.config.client_auth {
             ClientAuth::Post => {
-                form.append_pair("client_id", &self.config.client_id);
-                form.append_pair("client_secret", secret);
+                form.push(("client_id", &self.config.client_id));
+                form.push(("client_secret", secret));
             }
             ClientAuth::Basic => {
                 use base64::Engine;
@@ -237,7 +232,9 @@ impl TokenSource {
                 builder = builder.header(http::header::AUTHORIZATION, value);
             }
         }
-        builder.body(Full::new(Bytes::from(form.finish()))).map_err(|e| format!("cannot build the token request: {e}"))
+        builder.form(&form).build().map_err(|e| {
+            format!("cannot build the token request: {}", crate::core::text::error_chain(&e.without_url()))
+        })
     }
 
     /// What `/readyz` says of the token.
