@@ -138,7 +138,8 @@ pub async fn advertised_signer(
             Asked::Unreachable => why.push(format!("{shown} was not answered")),
         }
     }
-    let catalog = if prefix.is_empty() { "the catalog without a prefix".to_owned() } else { format!("prefix `{prefix}`") };
+    let catalog =
+        if prefix.is_empty() { "the catalog without a prefix".to_owned() } else { format!("prefix `{prefix}`") };
     Err(LookupError::Unlearnt { catalog, why: why.join(", ") })
 }
 
@@ -172,7 +173,8 @@ async fn ask(shared: &Shared, upstream: &Lane, caller: &HeaderMap, user: &str, q
 mod tests {
     use super::*;
 
-    const LAKEKEEPER: &[u8] = br#"{"defaults": {}, "overrides": {"prefix": "wh-1", "s3.signer.uri": "http://lk/catalog/v1/wh-1"}}"#;
+    const LAKEKEEPER: &[u8] =
+        br#"{"defaults": {}, "overrides": {"prefix": "wh-1", "s3.signer.uri": "http://lk/catalog/v1/wh-1"}}"#;
 
     #[test]
     fn a_prefix_is_asked_with_its_own_query_then_the_configured_warehouses() {

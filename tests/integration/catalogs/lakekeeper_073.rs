@@ -83,12 +83,19 @@ async fn lakekeeper() -> FakeUpstream {
         if path == "/v1/config" {
             let warehouse = query.split('&').find_map(|q| q.strip_prefix("warehouse="));
             return match warehouse.map(|w| (w, warehouse_id(w))) {
-                None => error(400, "BadRequestException", "No warehouse specified. Please specify the 'warehouse' parameter in the GET /config request."),
-                Some((_, Some(id))) => Reply::json(200, json!({
-                    "defaults": {"s3.delete-enabled": "false"},
-                    "overrides": {"prefix": id, "uri": format!("{own}/catalog"),
-                                  "s3.signer.uri": format!("{own}/catalog/v1/{id}")},
-                })),
+                None => error(
+                    400,
+                    "BadRequestException",
+                    "No warehouse specified. Please specify the 'warehouse' parameter in the GET /config request.",
+                ),
+                Some((_, Some(id))) => Reply::json(
+                    200,
+                    json!({
+                        "defaults": {"s3.delete-enabled": "false"},
+                        "overrides": {"prefix": id, "uri": format!("{own}/catalog"),
+                                      "s3.signer.uri": format!("{own}/catalog/v1/{id}")},
+                    }),
+                ),
                 Some((w, None)) => error(404, "WarehouseNotFound", &format!("Warehouse {w} not found")),
             };
         }
@@ -100,7 +107,10 @@ async fn lakekeeper() -> FakeUpstream {
         }
         if (r.method.as_str(), route) == ("POST", "v1/aws/s3/sign") {
             let request: Value = serde_json::from_slice(&r.body).unwrap();
-            return Reply::json(200, json!({"uri": request["uri"], "headers": {"Authorization": [signature(&request)]}}));
+            return Reply::json(
+                200,
+                json!({"uri": request["uri"], "headers": {"Authorization": [signature(&request)]}}),
+            );
         }
         match (r.method.as_str(), route.strip_prefix("namespaces/sales/tables/")) {
             ("GET", Some(table)) if !table.contains('/') => {
@@ -170,7 +180,14 @@ async fn lakekeeper_073_a_narrowed_reader_is_offered_the_whole_signer_and_a_tabl
         assert!(config.get("s3.access-key-id").is_none(), "{config}");
     }
     // at full scope the STS warehouse vends credentials: the table has no signer, none is offered
-    let full = send(g.addr, "GET", &format!("/v1/{OTHER}/namespaces/sales/tables/orders"), &[("authorization", &auth), vended], b"").await;
+    let full = send(
+        g.addr,
+        "GET",
+        &format!("/v1/{OTHER}/namespaces/sales/tables/orders"),
+        &[("authorization", &auth), vended],
+        b"",
+    )
+    .await;
     let config = &full.json()["config"];
     assert_eq!(config["s3.access-key-id"], "ASIALAKEKEEPER", "{config}");
     for key in ["s3.signer", "s3.remote-signing-enabled", "s3.signer.endpoint", "signer.endpoint"] {
@@ -181,7 +198,8 @@ async fn lakekeeper_073_a_narrowed_reader_is_offered_the_whole_signer_and_a_tabl
 #[tokio::test]
 async fn lakekeeper_073_a_fresh_replica_finds_each_warehouses_signer_from_the_configured_warehouses() {
     let upstream = lakekeeper().await;
-    let g = gate(&upstream.url("/catalog"), POLICY, |c| c.upstream.warehouses = vec!["demo".into(), "other".into()]).await;
+    let g =
+        gate(&upstream.url("/catalog"), POLICY, |c| c.upstream.warehouses = vec!["demo".into(), "other".into()]).await;
     // no client's getConfig has passed through this process
     let a = sign(&g, DEMO, json!({"Content-Length": ["10"]})).await;
     assert_eq!(a.status, 200, "{}", a.text());

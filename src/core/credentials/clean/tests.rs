@@ -156,7 +156,10 @@ fn signer_keys_point_at_the_tables_sign_endpoint_of_icegate() {
         // Iceberg 1.12 reads only the newer spelling
         assert_eq!(bare["signer.endpoint"], "v1/p/namespaces/db/tables/t/sign");
         // the offer is whole: PyIceberg signs only when `s3.signer` names its REST signer
-        assert_eq!((&bare["s3.remote-signing-enabled"], &bare["s3.signer"]), (&json!("true"), &json!("S3V4RestSigner")));
+        assert_eq!(
+            (&bare["s3.remote-signing-enabled"], &bare["s3.signer"]),
+            (&json!("true"), &json!("S3V4RestSigner"))
+        );
     }
 }
 
@@ -181,7 +184,10 @@ fn finding_the_signer_offer_is_whole_for_every_client_and_never_made_without_a_s
         );
         // a signer key alone, another implementation named: icegate's REST signer instead
         let keys = offered(json!({"s3.signer.endpoint": "v1/aws/s3/sign", "s3.signer": "Other"}));
-        assert_eq!((&keys["s3.remote-signing-enabled"], &keys["s3.signer"]), (&json!("true"), &json!("S3V4RestSigner")));
+        assert_eq!(
+            (&keys["s3.remote-signing-enabled"], &keys["s3.signer"]),
+            (&json!("true"), &json!("S3V4RestSigner"))
+        );
         // the upstream turned signing off: it stays off, the keys still name icegate
         let off = offered(json!({"s3.remote-signing-enabled": "false", "s3.signer.uri": "http://upstream"}));
         assert_eq!(off["s3.remote-signing-enabled"], "false");

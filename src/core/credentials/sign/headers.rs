@@ -172,9 +172,18 @@ mod tests {
 
     #[test]
     fn hop_by_hop_headers_are_named_once_in_lower_case() {
-        let headers = |names: &[&str]| names.iter().map(|n| ((*n).to_owned(), vec!["v".to_owned()])).collect::<Vec<_>>();
+        let headers =
+            |names: &[&str]| names.iter().map(|n| ((*n).to_owned(), vec!["v".to_owned()])).collect::<Vec<_>>();
         assert_eq!(
-            hop_by_hop(&headers(&["Expect", "Content-Length", "Connection", "expect", "TE", "x-amz-trailer", "Trailer"])),
+            hop_by_hop(&headers(&[
+                "Expect",
+                "Content-Length",
+                "Connection",
+                "expect",
+                "TE",
+                "x-amz-trailer",
+                "Trailer"
+            ])),
             ["expect", "connection", "te"]
         );
         assert!(hop_by_hop(&headers(&["Host", "User-Agent", "x-amz-date"])).is_empty());
