@@ -9,7 +9,7 @@ use crate::serve::identity::IdentityError;
 use crate::serve::inspect::ReadError;
 use crate::serve::local_signer::LocalSignError;
 use crate::serve::rewrite::body::RewriteError;
-use crate::serve::signers::LookupError;
+use crate::serve::signer_lookup::LookupError;
 use crate::serve::upstreams::RouteError;
 use crate::serve::vending::VendError;
 use http::{HeaderValue, StatusCode, header};

@@ -3,7 +3,7 @@
 //! credentials check where the table's data lives (and a sign request where it goes), the
 //! existence checks of names about to be created, the stage-create that tells where the
 //! upstream places a staged table (the getConfig that tells which signer a catalog advertises is
-//! [`crate::serve::signers`]).
+//! [`crate::serve::signer_lookup`]).
 
 use crate::core::credentials::sign::{self, headers};
 use crate::core::credentials::storage::TableStorage;
@@ -124,7 +124,7 @@ pub async fn sign_destination(
     // a table whose config names no signer is signed by the one getConfig advertises, if any
     let advertised = match table.signer {
         Some(_) => None,
-        None => crate::serve::signers::advertised_signer(shared, lane, caller, lookup.user, prefix)
+        None => crate::serve::signer_lookup::advertised_signer(shared, lane, caller, lookup.user, prefix)
             .await
             .map_err(|e| Refusal::from(&e))?,
     };
