@@ -61,7 +61,9 @@ pub struct Upstream {
     pub name: Option<String>,
     /// `[[upstreams]]`: the policy catalogs this upstream serves.
     pub catalogs: Vec<String>,
-    /// `[[upstreams]]`: the getConfig `warehouse` values this upstream answers.
+    /// The getConfig `warehouse` values this upstream answers: with `[[upstreams]]` they route
+    /// getConfig; in either form, a catalog's signer advertised in getConfig only is asked with
+    /// them when no client's getConfig told it (docs/signing.md).
     pub warehouses: Vec<String>,
     /// `[[upstreams]]`: getConfig without `warehouse`, and getToken, go to this upstream.
     pub default: bool,

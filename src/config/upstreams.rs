@@ -68,7 +68,8 @@ fn with_overrides(global: &Credentials, overrides: Option<&CredentialOverrides>)
     c
 }
 
-/// The keys only an `[[upstreams]]` entry has, refused in the single `[upstream]`.
+/// The keys only an `[[upstreams]]` entry has, refused in the single `[upstream]` (its
+/// `warehouses` route nothing, but say where a catalog's signer is asked: docs/signing.md).
 fn single_form(upstream: &Upstream) -> Result<(), ConfigError> {
     let only_many = |key: &'static str| ConfigError::Invalid {
         key,
@@ -76,9 +77,6 @@ fn single_form(upstream: &Upstream) -> Result<(), ConfigError> {
     };
     if !upstream.catalogs.is_empty() {
         return Err(only_many("upstream.catalogs"));
-    }
-    if !upstream.warehouses.is_empty() {
-        return Err(only_many("upstream.warehouses"));
     }
     if upstream.default {
         return Err(only_many("upstream.default"));
@@ -262,7 +260,8 @@ signer = "local"
 
     #[test]
     fn the_single_upstream_is_named_default_and_serves_every_catalog() {
-        let c = load("[upstream]\nurl = \"http://x:1\"\n").unwrap();
+        let c = load("[upstream]\nurl = \"http://x:1\"\nwarehouses = [\"demo\"]\n").unwrap();
+        assert_eq!(c.upstream.warehouses, ["demo"]);
         let entries = c.upstream_entries();
         assert_eq!(entries.len(), 1);
         assert_eq!((entries[0].name.as_str(), entries[0].catalogs, entries[0].default), ("default", None, true));

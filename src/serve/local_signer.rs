@@ -5,6 +5,7 @@
 
 use crate::core::credentials::Minted;
 use crate::core::credentials::sign::bind::CONTENT_SHA256;
+use crate::core::credentials::sign::headers::HOP_BY_HOP;
 use crate::core::iceberg::body::SignRequest;
 use crate::error::Refusal;
 use crate::serve::aws_chain::{Chain, ChainError};
@@ -20,10 +21,6 @@ use serde_json::{Map, Value};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use thiserror::Error;
-
-/// Headers never signed, besides aws-sigv4's own (`authorization`, `user-agent`,
-/// `x-amzn-trace-id`, `transfer-encoding`).
-const UNSIGNED_HEADERS: [&str; 2] = ["expect", "connection"];
 
 /// The session name of the role's sessions, as CloudTrail shows them.
 const SESSION: &str = "icegate-signer";
@@ -135,9 +132,10 @@ pub fn signed_answer(local: &Local, credentials: &Credentials, time: SystemTime)
     settings.uri_path_normalization_mode = UriPathNormalizationMode::Disabled;
     settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
     // What HTTP stacks and proxies add, drop or change on the way (the AWS Java SDK and botocore
-    // never sign them): `Expect` signed made moto refuse every PutObject botocore sent.
+    // never sign them), besides aws-sigv4's own exclusions: `Expect` signed made moto refuse
+    // every PutObject botocore sent. A catalog's signer is never sent them either.
     if let Some(excluded) = &mut settings.excluded_headers {
-        excluded.extend(UNSIGNED_HEADERS.iter().map(|h| std::borrow::Cow::Borrowed(*h)));
+        excluded.extend(HOP_BY_HOP.iter().map(|h| std::borrow::Cow::Borrowed(*h)));
     }
     let identity = Identity::from(credentials.clone());
     let params = v4::SigningParams::builder()

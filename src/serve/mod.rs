@@ -23,6 +23,7 @@ pub mod rescue;
 pub mod rewrite;
 pub mod scans;
 pub mod server;
+pub mod signer_lookup;
 pub mod signers;
 pub mod signing;
 pub mod staged;

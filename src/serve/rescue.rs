@@ -9,6 +9,7 @@ use crate::serve::identity::IdentityError;
 use crate::serve::inspect::ReadError;
 use crate::serve::local_signer::LocalSignError;
 use crate::serve::rewrite::body::RewriteError;
+use crate::serve::signer_lookup::LookupError;
 use crate::serve::upstreams::RouteError;
 use crate::serve::vending::VendError;
 use http::{HeaderValue, StatusCode, header};
@@ -38,6 +39,14 @@ impl From<&RouteError> for Refusal {
             RouteError::UnknownWarehouse(_) | RouteError::NoDefault => Self::bad_request(e.to_string()),
             RouteError::NoTokenUpstream | RouteError::Unserved => Self::forbidden(e.to_string()),
         }
+    }
+}
+
+impl From<&LookupError> for Refusal {
+    /// The request was authorized, but where the catalog signs is unknown: the upstream's fault
+    /// or the configuration's, never the caller's.
+    fn from(e: &LookupError) -> Self {
+        Self::new(502, "BadGatewayException", e.to_string())
     }
 }
 

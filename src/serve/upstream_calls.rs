@@ -2,7 +2,8 @@
 //! forwarded request: the existence HEAD of 403-or-404, the table load that tells a sign or
 //! credentials check where the table's data lives (and a sign request where it goes), the
 //! existence checks of names about to be created, the stage-create that tells where the
-//! upstream places a staged table, and the getConfig that tells which signer a catalog advertises.
+//! upstream places a staged table (the getConfig that tells which signer a catalog advertises is
+//! [`crate::serve::signer_lookup`]).
 
 use crate::core::credentials::sign::{self, headers};
 use crate::core::credentials::storage::TableStorage;
@@ -113,12 +114,20 @@ pub async fn sign_destination(
     if signing.signer == crate::config::credentials::Signer::Local {
         let local = crate::serve::local_signer::Local { request: request.clone(), body_sha256: checked.body_sha256 };
         let method = request.method.clone();
-        return Ok(crate::serve::signing::Forward { to: None, method, body_sha256: None, local: Some(local) });
+        return Ok(crate::serve::signing::Forward {
+            to: None,
+            method,
+            body_sha256: None,
+            unsigned: Vec::new(),
+            local: Some(local),
+        });
     }
     // a table whose config names no signer is signed by the one getConfig advertises, if any
     let advertised = match table.signer {
         Some(_) => None,
-        None => advertised_signer(shared, lane, caller, lookup.user, prefix).await,
+        None => crate::serve::signer_lookup::advertised_signer(shared, lane, caller, lookup.user, prefix)
+            .await
+            .map_err(|e| Refusal::from(&e))?,
     };
     let to = table
         .signer
@@ -131,67 +140,9 @@ pub async fn sign_destination(
         to,
         method: request.method.clone(),
         body_sha256: checked.body_sha256,
+        unsigned: headers::hop_by_hop(&request.headers),
         local: None,
     })
-}
-
-/// The signer `upstream`'s getConfig advertises for the catalog at `prefix`, asked with the
-/// caller's credentials when not known; `None` when it advertises none or cannot say.
-pub async fn advertised_signer(
-    shared: &Shared,
-    upstream: &Lane,
-    caller: &HeaderMap,
-    user: &str,
-    prefix: Option<&str>,
-) -> Option<crate::core::credentials::storage::Signer> {
-    let ttl = std::time::Duration::from_secs(upstream.vending.config.location_cache_seconds);
-    let prefix = prefix.unwrap_or_default();
-    if let Some(known) = upstream.signers.recall(prefix, ttl) {
-        return known;
-    }
-    let query = upstream.config_query();
-    let signer = ask(shared, upstream, caller, user, &query, prefix).await;
-    // an answer that says nothing is kept too, so that each sign request does not ask again; a
-    // getConfig relayed later replaces it
-    if !ttl.is_zero() {
-        upstream.signers.remember(prefix.to_owned(), signer.clone());
-    }
-    signer
-}
-
-/// getConfig asked with `query`: the signer it advertises for `prefix`, if it answers for it.
-async fn ask(
-    shared: &Shared,
-    upstream: &Lane,
-    caller: &HeaderMap,
-    user: &str,
-    query: &str,
-    prefix: &str,
-) -> Option<crate::core::credentials::storage::Signer> {
-    let get = http::Method::GET;
-    let out = Outbound {
-        upstream,
-        method: &get,
-        path: "/v1/config",
-        query,
-        user,
-        active_roles: None,
-        strip_delegation: true,
-    };
-    let response =
-        send(shared, &strip_idempotency(caller), &out, crate::serve::forward::Outgoing::empty()).await.ok()?;
-    if !response.status().is_success() {
-        return None;
-    }
-    let body = collect(response.into_body()).await.ok()?;
-    let (answered, signer) = crate::core::credentials::storage::advertised_in_config(&body)?;
-    let answered = answered.unwrap_or_default();
-    if answered == prefix {
-        return signer;
-    }
-    // the last accepted query names another catalog, whose signer is worth keeping
-    upstream.signers.remember(answered, signer);
-    None
 }
 
 /// A load of the table for its storage. `for_signing` asks the upstream for remote signing, so

@@ -45,7 +45,7 @@ pub struct Lane {
     /// The upstream answered its last readiness probe.
     pub reachable: AtomicBool,
     /// The query of the last getConfig this upstream answered 2xx, which its readiness probe
-    /// and the advertised signer's getConfig send too.
+    /// sends too (a catalog's signer is asked for with its own prefix's query: `signers`).
     pub config_query: std::sync::Mutex<Option<String>>,
     upstream_seconds: Histogram,
     reachable_gauge: Gauge,

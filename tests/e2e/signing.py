@@ -19,12 +19,27 @@ tests/e2e/signing-policy.yaml:
   would have signed one of them, and moto would have served it.
 
 Each sign request reaches the signer by the way its prefix signs (the catalog's sign log).
+
+In front of two warehouses as Lakekeeper 0.7.3 serves them (`alpha` and `beta`: the signer
+advertised in getConfig only, getConfig answering only `?warehouse=<name>`, `s3.signer` only when
+credentials were asked for, a signer that signs every header it is given), with the clients'
+plain configuration (no `s3.signer` of their own):
+
+- a reader narrowed to its `reader` role (no credentials are asked for it) reads through
+  icegate's signer, offered whole; the two warehouses' requests each reach their own signer;
+- an upload with `Expect: 100-continue` is accepted by moto (the signer that would sign `Expect`
+  never sees it), where the same upload signed by that signer directly is refused;
+- a long-running job (tables loaded before) across a restart of icegate that knows no warehouse
+  gets a 502 that says the signer cannot be learnt, and after a restart with `warehouses`
+  (and no client's getConfig) reads again, each warehouse at its own signer.
+
 One line per check; exits non-zero on any failure.
 """
 import argparse
 import base64
 import json
 import os
+import subprocess
 import sys
 import traceback
 import urllib.error
@@ -44,8 +59,9 @@ from botocore.config import Config
 from pyiceberg.catalog import load_catalog
 
 parser = argparse.ArgumentParser()
-for flag in ("--gate", "--catalog", "--moto", "--bucket"):
+for flag in ("--gate", "--catalog", "--moto", "--bucket", "--restart"):
     parser.add_argument(flag, required=True)
+parser.add_argument("--configs", nargs=2, required=True, metavar=("PLAIN", "WAREHOUSES"))
 args = parser.parse_args()
 BUCKET = args.bucket
 failures = 0
@@ -85,10 +101,12 @@ def sign_log():
     return http("GET", f"{args.catalog}/dev/sign-log")[1]
 
 
-def catalog(prefix, user):
-    return load_catalog(f"{prefix}-{user}", type="rest", uri=args.gate, warehouse=prefix,
+def catalog(prefix, user, roles=None):
+    """PyIceberg's REST catalog through icegate as a user configures it: no signer setting."""
+    extra = {"header.X-Gravitino-Active-Roles": roles} if roles else {}
+    return load_catalog(f"{prefix}-{user}-{roles}", type="rest", uri=args.gate, warehouse=prefix,
                         auth={"type": "basic", "basic": {"username": user, "password": "x"}},
-                        **{"py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO"})
+                        **{"py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO"}, **extra)
 
 
 def raised(fn):
@@ -306,6 +324,111 @@ def the_refused_shapes_are_real():
     step("moto refuses an unsigned request", unsigned >= 400, str(unsigned))
 
 
+LAKEKEEPER = {"alpha": "0195c3a1-8f2e-7d41-9a6b-3c5d7e9f1a2b", "beta": "0195c3a1-9999-7d41-9a6b-3c5d7e9f1a2b"}
+
+
+def config_log():
+    return http("GET", f"{args.catalog}/dev/config-log")[1]
+
+
+def put_with_expect(sign_url, user, key):
+    """A PutObject botocore sends with `Expect: 100-continue`, signed at `sign_url`; the
+    signer's answer, or the exception."""
+    client = botocore.session.get_session().create_client(
+        "s3", endpoint_url=args.moto, region_name="us-east-1",
+        config=Config(signature_version=UNSIGNED, s3={"addressing_style": "path"}))
+
+    def expect(request, **_):
+        request.headers["Expect"] = "100-continue"
+
+    def sign(request, **_):
+        body = {"method": request.method, "region": "us-east-1", "uri": request.url,
+                "headers": {k: [v] for k, v in request.headers.items()}}
+        status, answer = http("POST", sign_url, body, {"Authorization": basic(user)})
+        if status != 200:
+            raise Refused(f"{status} {answer}")
+        for k, v in answer["headers"].items():
+            request.headers[k] = ", ".join(v)
+
+    client.meta.events.register_first("before-sign.s3", expect)
+    client.meta.events.register_last("before-sign.s3", sign)
+    return raised(lambda: client.put_object(Bucket=BUCKET, Key=key, Body=b"0123456789"))
+
+
+def lakekeeper_073():
+    """Two warehouses as Lakekeeper 0.7.3 serves them, the clients' configuration plain."""
+    for name, wid in LAKEKEEPER.items():
+        before = len(sign_log())
+        alice = catalog(name, "alice")
+        alice.create_namespace("db")
+        alice.create_table("db.t", schema=ROWS.schema).append(ROWS)
+        signed = sign_log()[before:]
+        step(f"[{name}] PyIceberg as alice writes; every request signed by `{name}`'s own signer",
+             signed and all(e["via"] == name and f"/wh/{wid}/" in e["uri"] for e in signed), json.dumps(signed[:3]))
+
+    # a reader narrowed to `reader`: icegate asks no credentials for it, so the catalog names
+    # no `s3.signer`; icegate's offer must be whole
+    nora = catalog("alpha", "nora", roles="reader")
+    table = nora.load_table("db.t")
+    offered = {k: table.io.properties.get(k) for k in ("s3.remote-signing-enabled", "s3.signer", "s3.signer.endpoint")}
+    step("[alpha] the narrowed reader's table offers icegate's signer whole",
+         offered["s3.remote-signing-enabled"] == "true" and offered["s3.signer"] == "S3V4RestSigner"
+         and offered["s3.signer.endpoint"] == f"v1/{LAKEKEEPER['alpha']}/namespaces/db/tables/t/sign", json.dumps(offered))
+    before = len(sign_log())
+    rows = raised(lambda: table.scan().to_arrow())
+    rows = table.scan().to_arrow().to_pylist() if rows is None else rows
+    step("[alpha] the narrowed reader reads with a plain client configuration", isinstance(rows, list) and len(rows) == 3,
+         f"{type(rows).__name__}: {rows}")
+    step("[alpha] ... signed by `alpha`'s signer", all(e["via"] == "alpha" for e in sign_log()[before:]))
+    error = raised(lambda: nora.load_table("db.t").append(ROWS))
+    step("[alpha] the narrowed reader's append gets no signature (403)", error is not None and "403" in str(error),
+         f"{type(error).__name__}: {error}")
+
+    # `Expect: 100-continue`: Lakekeeper's signer signs every header it is given
+    wid = LAKEKEEPER["alpha"]
+    key = f"wh/{wid}/db/t/data/expect.bin"
+    before = len(sign_log())
+    error = put_with_expect(f"{args.gate}/v1/{wid}/namespaces/db/tables/t/sign", "alice", key)
+    seen = sign_log()[before:]
+    step("[alpha] a PUT with `Expect: 100-continue` signed through icegate is accepted by moto", error is None,
+         f"{type(error).__name__}: {error}")
+    step("[alpha] ... its sign request reached `alpha`'s signer without `Expect`",
+         len(seen) == 1 and seen[0]["via"] == "alpha" and "expect" not in seen[0]["headers"], json.dumps(seen))
+    error = put_with_expect(f"{args.catalog}/catalog/v1/{wid}/v1/aws/s3/sign", "alice", key)
+    step("[alpha] the same PUT signed by that signer directly (`Expect` signed) is refused by moto",
+         error is not None and "SignatureDoesNotMatch" in str(error), f"{type(error).__name__}: {error}")
+
+    # a long-running job across rolling restarts: its tables were loaded before
+    job = catalog("alpha", "nora", roles="reader").load_table("db.t")
+    other = catalog("beta", "alice").load_table("db.t")
+    subprocess.run([args.restart, args.configs[0]], check=True)
+    before = len(sign_log())
+    status, answer = http("POST", f"{args.gate}/v1/{wid}/namespaces/db/tables/t/sign",
+                          {"method": "GET", "region": "us-east-1", "uri": f"{args.moto}/{BUCKET}/{key}",
+                           "headers": {}}, {"Authorization": basic("alice")})
+    message = (answer or {}).get("error", {}).get("message", "") if isinstance(answer, dict) else str(answer)
+    step("restarted without `warehouses`: a sign request is 502, saying the signer cannot be learnt",
+         status == 502 and "cannot be learnt" in message and "warehouses" in message, f"{status} {answer}")
+    step("... and nothing was signed", len(sign_log()) == before, json.dumps(sign_log()[before:]))
+    subprocess.run([args.restart, args.configs[1]], check=True)
+    configs = len(config_log())
+    before = len(sign_log())
+    rows = raised(lambda: job.scan().to_arrow())
+    rows = job.scan().to_arrow().to_pylist() if rows is None else rows
+    step("restarted with `warehouses`, no client's getConfig: the narrowed job reads `alpha` again",
+         isinstance(rows, list) and len(rows) == 3, f"{type(rows).__name__}: {rows}")
+    rows = raised(lambda: other.scan().to_arrow())
+    rows = other.scan().to_arrow().to_pylist() if rows is None else rows
+    step("... and alice's job reads `beta`", isinstance(rows, list) and len(rows) == 3, f"{type(rows).__name__}: {rows}")
+    signed = sign_log()[before:]
+    by = {name: {e["via"] for e in signed if f"/wh/{wid}/" in e["uri"]} for name, wid in LAKEKEEPER.items()}
+    step("... each warehouse's requests signed by its own signer, never the other's",
+         by == {"alpha": {"alpha"}, "beta": {"beta"}}, json.dumps(by, default=sorted))
+    asked = config_log()[configs:]
+    step("... icegate learnt them asking getConfig with the configured warehouses",
+         sorted(asked) == ["alpha", "beta"], json.dumps(asked))
+
+
 for prefix in ("lk", "tr"):
     try:
         pyiceberg(prefix)
@@ -315,5 +438,10 @@ for prefix in ("lk", "tr"):
     client = shapes(prefix)
     refused(prefix, client)
 the_refused_shapes_are_real()
+try:
+    lakekeeper_073()
+except Exception as e:  # noqa: BLE001 - report
+    traceback.print_exc()
+    step("Lakekeeper 0.7.3's warehouses through icegate", False, f"{type(e).__name__}: {e}")
 print(f"signing e2e: {checks - failures} of {checks} checks passed", flush=True)
 sys.exit(1 if failures else 0)

@@ -2,10 +2,12 @@
 # Remote signing end to end against a real S3 (docs/design.md §8): moto with request authentication
 # on (tests/e2e/signing_moto.py, the moto venv target/e2e-moto-venv), the test's catalog and
 # signer (tests/e2e/signing_catalog.py: prefix `lk` advertises a Lakekeeper-like signer, `tr`
-# serves the table-scoped route; the sign venv target/e2e-sign-venv, pinned in
-# tests/e2e/requirements-sign.txt), and icegate in front of it on tests/e2e/signing-policy.yaml.
-# Then tests/e2e/signing.py: PyIceberg and botocore-formed S3 requests signed through icegate
-# succeed on moto, the shapes icegate refuses never reach the signer. Also checks that
+# serves the table-scoped route, `alpha` and `beta` are two warehouses as Lakekeeper 0.7.3 serves
+# them; the sign venv target/e2e-sign-venv, pinned in tests/e2e/requirements-sign.txt), and
+# icegate in front of it on tests/e2e/signing-policy.yaml. Then tests/e2e/signing.py: PyIceberg
+# and botocore-formed S3 requests signed through icegate succeed on moto, the shapes icegate
+# refuses never reach the signer; icegate is restarted twice in between ($WORK/restart.sh CONFIG:
+# without `warehouses`, then with them), as a rolling restart meets a long-running job. Also checks that
 # tests/data/s3-urls.json is what the pinned botocore forms (tests/e2e/s3_urls.py --check).
 # Exits non-zero on failure. Called by tests/e2e/run.sh; runs on its own too.
 set -euo pipefail
@@ -39,7 +41,9 @@ wait_for "$WORK/catalog.log" "signing catalog listening on" "${PIDS[-1]}"
 CATALOG="$(grep -ao 'http://127.0.0.1:[0-9]*' "$WORK/catalog.log" | head -1)"
 
 PORT="$(free_port)"
-cat >"$WORK/icegate.toml" <<EOF
+# the clients' configuration names no signer: icegate's answers must offer all of it
+for variant in plain warehouses; do
+  cat >"$WORK/icegate-$variant.toml" <<EOF
 listen = "127.0.0.1:$PORT"
 admin_listen = "127.0.0.1:0"
 policy = "$E2E/signing-policy.yaml"
@@ -47,13 +51,35 @@ policy = "$E2E/signing-policy.yaml"
 [upstream]
 url = "$CATALOG"
 EOF
-"$ICEGATE" serve --config "$WORK/icegate.toml" >"$WORK/icegate.log" 2>&1 &
-PIDS+=($!)
-wait_for "$WORK/icegate.log" "icegate listening" "${PIDS[-1]}"
+done
+# the key that carries each Lakekeeper warehouse's getConfig query (docs/signing.md)
+echo 'warehouses = ["alpha", "beta"]' >>"$WORK/icegate-warehouses.toml"
+
+# icegate runs in the background under $WORK/icegate.pid; restart.sh CONFIG stops it (SIGTERM,
+# until its port is free) and starts it again with CONFIG: a fresh process that has seen no
+# client's getConfig.
+cat >"$WORK/restart.sh" <<EOF
+#!/usr/bin/env bash
+set -euo pipefail
+kill "\$(cat "$WORK/icegate.pid" 2>/dev/null)" 2>/dev/null || true
+for _ in \$(seq 200); do
+  python3 -c 'import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(("127.0.0.1", $PORT)) == 0)' && break
+  sleep 0.1
+done
+n=\$(ls "$WORK" | grep -c '^icegate-run' || true)
+"$ICEGATE" serve --config "\$1" >"$WORK/icegate-run\$n.log" 2>&1 &
+echo \$! >"$WORK/icegate.pid"
+for _ in \$(seq 600); do grep -aqs "icegate listening" "$WORK/icegate-run\$n.log" && exit 0; sleep 0.1; done
+echo "icegate did not start again" >&2; cat "$WORK/icegate-run\$n.log" >&2; exit 1
+EOF
+chmod +x "$WORK/restart.sh"
+trap 'kill "$(cat "$WORK/icegate.pid" 2>/dev/null)" 2>/dev/null || true; cleanup' EXIT
+"$WORK/restart.sh" "$WORK/icegate-plain.toml"
 echo "signing e2e: moto $MOTO, catalog $CATALOG, icegate http://127.0.0.1:$PORT" >&2
 if ! "$SIGN_VENV/bin/python" "$E2E/signing.py" --gate "http://127.0.0.1:$PORT" --catalog "$CATALOG" \
-  --moto "$MOTO" --bucket "$BUCKET"; then
-  echo "--- icegate log (without audit records)" >&2; grep -av '^{' "$WORK/icegate.log" | tail -20 >&2
+  --moto "$MOTO" --bucket "$BUCKET" --restart "$WORK/restart.sh" \
+  --configs "$WORK/icegate-plain.toml" "$WORK/icegate-warehouses.toml"; then
+  echo "--- icegate logs (without audit records)" >&2; grep -av '^{' "$WORK"/icegate-run*.log | tail -20 >&2
   echo "--- catalog log" >&2; tail -20 "$WORK/catalog.log" >&2
   echo "--- moto log (refusals)" >&2; grep -a '" [45][0-9][0-9] ' "$WORK/moto.log" | tail -20 >&2
   exit 1

@@ -196,7 +196,8 @@ async fn signer_keys_point_at_icegates_table_endpoint() {
     let v = get(&g, "alice", TABLE, Some("analyst")).await;
     assert_eq!(
         v["config"],
-        json!({"s3.remote-signing-enabled": "true", "s3.signer.uri": "https://gate.example/iceberg",
+        json!({"s3.remote-signing-enabled": "true", "s3.signer": "S3V4RestSigner",
+               "s3.signer.uri": "https://gate.example/iceberg",
                "s3.signer.endpoint": "v1/prod/namespaces/sales/tables/orders/sign",
                // Iceberg 1.12 reads only these (issue 28)
                "signer.uri": "https://gate.example/iceberg",

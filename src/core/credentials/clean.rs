@@ -152,9 +152,14 @@ impl Rules<'_> {
                 config.set(key, &self.endpoints.credentials);
             }
         }
-        let remote_signing = config.string("s3.remote-signing-enabled").as_deref() == Some("true");
+        let remote_signing = config.string("s3.remote-signing-enabled").map(|v| v.trim().to_ascii_lowercase());
         let uses_signer = [S3_SIGNER_KEYS, SIGNER_KEYS].iter().flatten().any(|k| config.has(k));
-        if uses_signer || remote_signing {
+        if uses_signer || remote_signing.as_deref() == Some("true") {
+            // the offer is complete for every client, whatever the upstream spelled of it,
+            // unless the upstream turned signing off (it vends credentials instead)
+            if remote_signing.as_deref() != Some("false") {
+                offer_signing(config);
+            }
             self.write_signer(config);
         }
     }
@@ -190,9 +195,10 @@ impl Rules<'_> {
     }
 }
 
-/// icegate signs (`credentials.signing.signer = "local"`): every client is told to sign through
-/// it — Iceberg's Java `S3FileIO` reads `s3.remote-signing-enabled`, PyIceberg's fsspec FileIO
-/// `s3.signer`, the name of its REST signer (an upstream's own value would name another).
+/// icegate's signer offered (docs/design.md §8), as every client needs it to sign with no setting
+/// of its own: Iceberg's Java `S3FileIO` reads `s3.remote-signing-enabled`, PyIceberg's fsspec
+/// FileIO `s3.signer`, the name of its REST signer (an upstream's own value would name
+/// another, and Lakekeeper sends none when no credentials were asked for).
 fn offer_signing(config: &mut impl StringMap) {
     config.set("s3.remote-signing-enabled", "true");
     config.set("s3.signer", "S3V4RestSigner");

@@ -181,7 +181,7 @@ pub async fn respond(
     } else if op == OperationId::GetConfig && success {
         let bytes = collect(body).await.map_err(fail)?;
         let upstream = follow_up.out.upstream;
-        upstream.signers.remember_answer(&bytes);
+        upstream.signers.remember_answer(&bytes, follow_up.out.query);
         // without the policy, no prefix can be shown to name a catalog; with several upstreams
         // it must name one this upstream serves (docs/design.md §7)
         let names_catalog = |p: &str| {

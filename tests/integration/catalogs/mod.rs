@@ -17,6 +17,7 @@ mod glue;
 mod gravitino;
 mod iceberg_rest;
 mod lakekeeper;
+mod lakekeeper_073;
 mod nessie;
 mod polaris;
 mod s3tables;

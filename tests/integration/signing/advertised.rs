@@ -54,13 +54,21 @@ async fn finding_a_signer_advertised_in_get_config_only_is_followed() {
 }
 
 #[tokio::test]
-async fn finding_an_empty_bodied_upstream_error_reaches_the_client_as_an_iceberg_error() {
-    // a replica that relayed no getConfig cannot learn the signer: the table route's empty 404
+async fn finding_a_replica_that_cannot_learn_the_signer_answers_502_not_the_table_routes_404() {
+    // a replica that relayed no getConfig and knows no warehouse cannot learn the signer: the
+    // table-scoped route this catalog does not serve is never guessed
     let upstream = lakekeeper_07().await;
     let g = gate(&upstream.url(""), POLICY, |_| {}).await;
     let a = sign(&g, &sign_body("GET", OBJECT)).await;
-    let message = a.assert_error(404, "NotFoundException");
-    assert!(message.contains("404"), "{message}");
+    let message = a.assert_error(502, "BadGatewayException");
+    assert!(message.contains("prefix `prod` cannot be learnt") && message.contains("answered 400"), "{message}");
     let targets: Vec<String> = upstream.requests().into_iter().map(|r| r.target).collect();
-    assert_eq!(targets, [TABLE, "/v1/config", SIGN]);
+    assert_eq!(targets, [TABLE, "/v1/config"]);
+
+    // with the warehouse configured, the same replica signs
+    let g = gate(&upstream.url(""), POLICY, |c| c.upstream.warehouses = vec!["demo".into()]).await;
+    let a = sign(&g, &sign_body("GET", OBJECT)).await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    let targets: Vec<String> = upstream.requests().into_iter().map(|r| r.target).skip(2).collect();
+    assert_eq!(targets, [TABLE, "/v1/config?warehouse=demo", "/catalog/v1/aws/s3/sign"]);
 }

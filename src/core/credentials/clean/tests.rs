@@ -155,6 +155,47 @@ fn signer_keys_point_at_the_tables_sign_endpoint_of_icegate() {
         assert_eq!(bare["s3.signer.endpoint"], "v1/p/namespaces/db/tables/t/sign");
         // Iceberg 1.12 reads only the newer spelling
         assert_eq!(bare["signer.endpoint"], "v1/p/namespaces/db/tables/t/sign");
+        // the offer is whole: PyIceberg signs only when `s3.signer` names its REST signer
+        assert_eq!(
+            (&bare["s3.remote-signing-enabled"], &bare["s3.signer"]),
+            (&json!("true"), &json!("S3V4RestSigner"))
+        );
+    }
+}
+
+#[test]
+fn finding_the_signer_offer_is_whole_for_every_client_and_never_made_without_a_signer() {
+    let e = endpoints(false);
+    for action in [Action::Keep, Action::Strip] {
+        let rules = Rules { action, extra_allowed: &[], endpoints: &e, minted: None, read_headers: &[] };
+        let offered = |config: Value| {
+            let mut config = config_map(config);
+            rules.config(&mut config);
+            config.to_value()
+        };
+        // Lakekeeper 0.7.3 without vended credentials: remote signing, no `s3.signer`
+        let lakekeeper = offered(json!({"client.region": "r", "s3.remote-signing-enabled": "true"}));
+        assert_eq!(
+            lakekeeper,
+            json!({"client.region": "r", "s3.remote-signing-enabled": "true", "s3.signer": "S3V4RestSigner",
+                   "s3.signer.endpoint": "v1/p/namespaces/db/tables/t/sign",
+                   "signer.endpoint": "v1/p/namespaces/db/tables/t/sign"}),
+            "{action:?}"
+        );
+        // a signer key alone, another implementation named: icegate's REST signer instead
+        let keys = offered(json!({"s3.signer.endpoint": "v1/aws/s3/sign", "s3.signer": "Other"}));
+        assert_eq!(
+            (&keys["s3.remote-signing-enabled"], &keys["s3.signer"]),
+            (&json!("true"), &json!("S3V4RestSigner"))
+        );
+        // the upstream turned signing off: it stays off, the keys still name icegate
+        let off = offered(json!({"s3.remote-signing-enabled": "false", "s3.signer.uri": "http://upstream"}));
+        assert_eq!(off["s3.remote-signing-enabled"], "false");
+        assert!(off.get("s3.signer").is_none(), "{off}");
+        assert_eq!(off["s3.signer.endpoint"], "v1/p/namespaces/db/tables/t/sign");
+        // no signer at all: nothing offered
+        let none = offered(json!({"client.region": "r", "s3.endpoint": "http://s3.local"}));
+        assert_eq!(none, json!({"client.region": "r", "s3.endpoint": "http://s3.local"}), "{action:?}");
     }
 }
 

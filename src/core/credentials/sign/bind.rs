@@ -30,16 +30,20 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     out
 }
 
-/// The sign request `request` (JSON icegate already read strictly) with `x-amz-content-sha256`
-/// set to `sha256` and every other spelling of that header removed.
-pub fn bound_request(request: &[u8], sha256: &str) -> Result<Vec<u8>, BindError> {
+/// The sign request `request` (JSON icegate already read strictly) as it is forwarded: without
+/// the headers named in `unsigned` (lower case), and with `sha256`, when given, as its only
+/// `x-amz-content-sha256`.
+pub fn forwarded_request(request: &[u8], unsigned: &[String], sha256: Option<&str>) -> Result<Vec<u8>, BindError> {
     let mut value: Value = serde_json::from_slice(request).map_err(|_| BindError::Request("it is not JSON"))?;
     let headers = value
         .get_mut("headers")
         .and_then(Value::as_object_mut)
         .ok_or(BindError::Request("it has no `headers` object"))?;
-    headers.retain(|name, _| !name.eq_ignore_ascii_case(CONTENT_SHA256));
-    headers.insert(CONTENT_SHA256.to_owned(), Value::Array(vec![Value::String(sha256.to_owned())]));
+    headers.retain(|name, _| !unsigned.iter().any(|u| name.eq_ignore_ascii_case(u)));
+    if let Some(sha256) = sha256 {
+        headers.retain(|name, _| !name.eq_ignore_ascii_case(CONTENT_SHA256));
+        headers.insert(CONTENT_SHA256.to_owned(), Value::Array(vec![Value::String(sha256.to_owned())]));
+    }
     serde_json::to_vec(&value).map_err(|_| BindError::Request("it cannot be written back"))
 }
 
@@ -110,10 +114,27 @@ mod tests {
         let request = json!({"region": "r", "method": "POST", "uri": "u", "body": "<Delete/>", "properties": {"a": "b"},
                              "headers": {"X-Amz-Content-SHA256": ["UNSIGNED-PAYLOAD"], "x-amz-content-sha256": ["x"], "Content-MD5": ["m"]}});
         let bound: Value =
-            serde_json::from_slice(&bound_request(request.to_string().as_bytes(), EMPTY).unwrap()).unwrap();
+            serde_json::from_slice(&forwarded_request(request.to_string().as_bytes(), &[], Some(EMPTY)).unwrap())
+                .unwrap();
         assert_eq!(bound["headers"], json!({"Content-MD5": ["m"], "x-amz-content-sha256": [EMPTY]}));
         assert_eq!((&bound["body"], &bound["properties"]), (&request["body"], &request["properties"]));
-        assert!(bound_request(br#"{"headers": []}"#, EMPTY).is_err());
+        assert!(forwarded_request(br#"{"headers": []}"#, &[], Some(EMPTY)).is_err());
+    }
+
+    #[test]
+    fn the_request_loses_the_headers_no_signature_covers() {
+        let request = json!({"region": "r", "method": "PUT", "uri": "u",
+                             "headers": {"Expect": ["100-continue"], "connection": ["keep-alive"], "Content-Length": ["3"],
+                                         "x-amz-content-sha256": ["UNSIGNED-PAYLOAD"]}});
+        let unsigned = ["expect".to_owned(), "connection".to_owned()];
+        let forwarded: Value =
+            serde_json::from_slice(&forwarded_request(request.to_string().as_bytes(), &unsigned, None).unwrap())
+                .unwrap();
+        assert_eq!(
+            forwarded["headers"],
+            json!({"Content-Length": ["3"], "x-amz-content-sha256": ["UNSIGNED-PAYLOAD"]}),
+            "the payload hash as the client sent it"
+        );
     }
 
     #[test]

@@ -40,6 +40,39 @@ impl Default for HeaderRules<'_> {
     }
 }
 
+/// Headers no signature covers (docs/signing.md): the hop-by-hop headers of RFC 9110 §7.6.1 and
+/// RFC 2616 §13.5.1, which each hop may add, drop or answer, and `Expect`, which HTTP stacks add
+/// and answer on the way. botocore and the AWS SDKs do not sign them, and a store checking a
+/// signature as botocore computes it refuses one that signed `Expect`.
+pub const HOP_BY_HOP: [&str; 9] = [
+    "connection",
+    "expect",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "proxy-connection",
+    "te",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// Whether the header `name` is one no signature covers ([`HOP_BY_HOP`]), in any case.
+pub fn is_hop_by_hop(name: &str) -> bool {
+    HOP_BY_HOP.iter().any(|h| name.eq_ignore_ascii_case(h))
+}
+
+/// The names of `headers` no signature covers, lower case: what is left out of a sign request.
+pub fn hop_by_hop(headers: &[(String, Vec<String>)]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (name, _) in headers.iter().filter(|(name, _)| is_hop_by_hop(name)) {
+        let lower = name.to_ascii_lowercase();
+        if !out.contains(&lower) {
+            out.push(lower);
+        }
+    }
+    out
+}
+
 /// `x-amz-*` headers signed whatever their value: the request's own hash, time and checksums,
 /// object metadata, conditions and ranges of a copy, and encryption under the bucket's keys.
 const ALLOWED: [&str; 11] = [
@@ -141,6 +174,27 @@ mod tests {
 
     fn one(name: &str, value: &str, rules: &HeaderRules<'_>) -> Result<(), HeaderError> {
         check(&[(name.to_owned(), vec![value.to_owned()])], rules)
+    }
+
+    #[test]
+    fn hop_by_hop_headers_are_named_once_in_lower_case() {
+        let headers =
+            |names: &[&str]| names.iter().map(|n| ((*n).to_owned(), vec!["v".to_owned()])).collect::<Vec<_>>();
+        assert_eq!(
+            hop_by_hop(&headers(&[
+                "Expect",
+                "Content-Length",
+                "Connection",
+                "expect",
+                "TE",
+                "x-amz-trailer",
+                "Trailer"
+            ])),
+            ["expect", "connection", "te"]
+        );
+        assert!(hop_by_hop(&headers(&["Host", "User-Agent", "x-amz-date"])).is_empty());
+        // they pass the checks: left out of the signature, not refused
+        assert_eq!(check(&headers(&["Expect", "Transfer-Encoding", "Upgrade"]), &HeaderRules::default()), Ok(()));
     }
 
     #[test]
