@@ -52,7 +52,8 @@ fail() {
     echo "--- icegate log" >&2; grep -av '^{' "$WORK/icegate.log" | tail -15 >&2
     echo "--- icegate audit (not allowed)" >&2; grep -a '^{' "$WORK/icegate.log" | grep -av '"decision":"allow"' | tail -15 >&2
   fi
-  [ -f "$WORK/trino.log" ] && { echo "--- trino log (errors)" >&2; grep -a "ERROR" "$WORK/trino.log" | tail -10 >&2; }
+  if [ -f "$WORK/trino.log" ]; then echo "--- trino log (errors)" >&2; grep -a "ERROR" "$WORK/trino.log" | tail -10 >&2 || true; fi
+  if [ -n "${TRINO_KEEP:-}" ]; then cp -r "$WORK" "$TRINO_KEEP"; fi
   exit 1
 }
 
@@ -147,6 +148,7 @@ W="$(sql lake_write \
   "CREATE TABLE lake_write.sales.scratch (id BIGINT)" \
   "SELECT id, event FROM lake_write.sales.events ORDER BY id" \
   "DROP TABLE lake_write.sales.scratch" \
+  "CALL lake_write.system.unregister_table(schema_name => 'sales', table_name => 'scratch')" \
   "SHOW TABLES FROM lake_write.sales")" || fail "lake_write's statements could not run"
 echo "$W" >&2
 expect "$W" "CREATE SCHEMA lake_write.sales" "OK "
@@ -154,7 +156,10 @@ expect "$W" "CREATE TABLE lake_write.sales.events (id BIGINT, event VARCHAR)" "O
 expect "$W" "INSERT INTO lake_write.sales.events VALUES (1, 'open'), (2, 'close')" "OK 2"
 expect "$W" "INSERT INTO lake_write.sales.salaries VALUES ('ana', 100)" "OK 1"
 expect "$W" "SELECT id, event FROM lake_write.sales.events ORDER BY id" "OK 1,open;2,close"
-expect "$W" "DROP TABLE lake_write.sales.scratch" "OK "
+# Trino's DROP TABLE always asks the catalog to purge, which icegate leaves to the catalog's
+# owner (docs/security.md); the creator drops it without purging through unregister_table.
+expect_refused "$W" "DROP TABLE lake_write.sales.scratch" "not authorized to purge \`sales.scratch\`"
+expect "$W" "CALL lake_write.system.unregister_table(schema_name => 'sales', table_name => 'scratch')" "OK "
 expect "$W" "SHOW TABLES FROM lake_write.sales" "OK events;salaries"
 
 R="$(sql lake_read \
@@ -167,10 +172,13 @@ R="$(sql lake_read \
 echo "$R" >&2
 expect "$R" "SHOW TABLES FROM lake_read.sales" "OK events"
 expect "$R" "SELECT id, event FROM lake_read.sales.events ORDER BY id" "OK 1,open;2,close"
-expect_refused "$R" "SELECT * FROM lake_read.sales.salaries" "not authorized to loadTable \`sales.salaries\`"
-expect_refused "$R" "INSERT INTO lake_read.sales.events VALUES (3, 'refused')" "not authorized to updateTable \`sales.events\`"
-expect_refused "$R" "DROP TABLE lake_read.sales.events" "not authorized to dropTable \`sales.events\`"
-expect_refused "$R" "CREATE SCHEMA lake_read.staging" "not authorized to createNamespace \`staging\`"
+# Trino 483 asks for a view of the name first: a caller with no privilege on the name gets 403
+# there already (icegate's answer does not tell whether a table of that name exists).
+expect_refused "$R" "SELECT * FROM lake_read.sales.salaries" "Forbidden: not authorized to loadView \`sales.salaries\`"
+expect_refused "$R" "INSERT INTO lake_read.sales.events VALUES (3, 'refused')" "Forbidden: not authorized to updateTable \`sales.events\`"
+expect_refused "$R" "DROP TABLE lake_read.sales.events" "not authorized to purge \`sales.events\`"
+# Trino checks the schema's existence first (a HEAD: its 403 has no body).
+expect_refused "$R" "CREATE SCHEMA lake_read.staging" "Failed to check namespace 'staging' <- Forbidden: Forbidden"
 
 # The refused INSERT committed nothing.
 A="$(sql lake_write "SELECT count(*) FROM lake_write.sales.events")"

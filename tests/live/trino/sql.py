@@ -3,7 +3,8 @@
 Usage: sql.py SERVER USER CATALOG STATEMENT...
 
 For each statement prints one line, `STATEMENT => OK ROWS` (rows joined with `;`, columns with
-`,`) or `STATEMENT => ERR MESSAGE` (Trino's error message, on one line). Exits 0 unless the
+`,`) or `STATEMENT => ERR MESSAGE` (Trino's error message and its causes', joined with ` <- `, on
+one line). Exits 0 unless the
 server cannot be reached. Used by tests/live/trino.sh; benches/trino/bench.py imports `run`.
 """
 import json
@@ -26,11 +27,22 @@ def run(server, user, catalog, sql):
     while True:
         rows.extend(page.get("data") or [])
         if page.get("error"):
-            return None, " ".join(page["error"].get("message", "").split())
+            return None, _message(page["error"])
         nxt = page.get("nextUri")
         if not nxt:
             return rows, None
         page = _fetch(urllib.request.Request(nxt, headers={"X-Trino-User": user}))
+
+
+def _message(error):
+    """Trino's message, then its causes' (where a catalog's own message often is), on one line."""
+    parts = [error.get("message", "")]
+    cause = (error.get("failureInfo") or {}).get("cause")
+    while cause:
+        if cause.get("message") and cause["message"] not in parts:
+            parts.append(cause["message"])
+        cause = cause.get("cause")
+    return " ".join(" <- ".join(parts).split())
 
 
 def show(rows):
