@@ -3,9 +3,10 @@
 # on the same dev catalog (s3:// warehouse in moto, vending moto credentials): `direct` at the
 # catalog's address and `gate` at icegate's, both with the README recipe's OAUTH2 credential
 # (tokens from oidc-provider; the dev catalog ignores them, icegate verifies them) and header;
-# icegate on benches/trino/policy.yaml (everything allowed, credentials passed on). Then
-# benches/trino/bench.py runs its fixed query set (selects, a listing, an insert) on both,
-# interleaved, and prints the ratio of wall times (goal: at most 1.02).
+# icegate on benches/trino/policy.yaml (everything allowed, credentials passed on) with the
+# README's `narrowing.ownership = "caller"`. Then benches/trino/bench.py runs its fixed query
+# set (selects, a listing, an insert) on both, interleaved, and prints the ratio of wall times
+# (goal: at most 1.02).
 #
 #   bash benches/trino/run.sh [ROUNDS]      (default 20)
 #
@@ -77,8 +78,10 @@ jwks_url = "$IDP/jwks"
 user_claims = ["client_id"]
 [upstream]
 url = "$CATALOG"
+[narrowing]
+ownership = "caller"
 EOF
-ICEGATE_LOG=warn "$ICEGATE" serve --config "$WORK/icegate.toml" >"$WORK/icegate.log" 2>&1 &
+"$ICEGATE" serve --config "$WORK/icegate.toml" >"$WORK/icegate.log" 2>&1 &
 PIDS+=($!)
 wait_for "$WORK/icegate.log" "icegate listening" "${PIDS[-1]}"
 
