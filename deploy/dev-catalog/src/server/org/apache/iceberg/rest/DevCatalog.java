@@ -7,6 +7,9 @@
 //        env DEV_CATALOG_PREFIX)  --jdbc FILE.db (persistent SQLite catalog)  --quiet
 //        --vend FILE.json (vend the FAKE credentials in FILE and serve the scan-planning and
 //        remote-signing fixtures; env DEV_CATALOG_VEND; format in CredentialVending)
+//        --s3-endpoint URL (env DEV_CATALOG_S3_ENDPOINT: s3:// locations are read and written
+//        with Iceberg's S3FileIO at URL, path-style; --warehouse may then be s3://BUCKET/PATH;
+//        DevFileIO)
 // As Apache's iceberg-rest-fixture image does, env CATALOG_REST_PORT, CATALOG_WAREHOUSE (a
 // file:// URI or a path) and CATALOG_URI (jdbc:sqlite:FILE) stand for --port, --warehouse and
 // --jdbc FILE, so that its image (scripts/image.sh) takes the place of the fixture in
@@ -23,6 +26,7 @@ import java.util.concurrent.Executors;
 import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.inmemory.InMemoryCatalog;
+import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.jdbc.JdbcCatalog;
 
 public final class DevCatalog {
@@ -62,13 +66,22 @@ public final class DevCatalog {
     String vendFile = flags.getOrDefault("vend", System.getenv("DEV_CATALOG_VEND"));
     CredentialVending vending =
         vendFile == null || vendFile.isEmpty() ? null : CredentialVending.load(new File(vendFile));
-    File warehouseDir = new File(flags.get("warehouse")).getAbsoluteFile();
-    if (!warehouseDir.isDirectory() && !warehouseDir.mkdirs()) {
-      throw new IllegalArgumentException("Cannot create warehouse " + warehouseDir);
+    String s3Endpoint = flags.getOrDefault("s3-endpoint", envOr("DEV_CATALOG_S3_ENDPOINT", ""));
+    String warehouse;
+    if (!s3Endpoint.isEmpty() && flags.get("warehouse").startsWith("s3://")) {
+      warehouse = flags.get("warehouse");
+    } else {
+      File warehouseDir = new File(flags.get("warehouse")).getAbsoluteFile();
+      if (!warehouseDir.isDirectory() && !warehouseDir.mkdirs()) {
+        throw new IllegalArgumentException("Cannot create warehouse " + warehouseDir);
+      }
+      warehouse = "file://" + warehouseDir.getPath();
     }
-    String warehouse = "file://" + warehouseDir.getPath();
 
     Map<String, String> props = new HashMap<>();
+    if (!s3Endpoint.isEmpty()) {
+      props.putAll(DevFileIO.s3Properties(s3Endpoint));
+    }
     props.put(CatalogProperties.WAREHOUSE_LOCATION, warehouse);
     Catalog catalog;
     if (flags.containsKey("jdbc")) {
@@ -76,7 +89,7 @@ public final class DevCatalog {
       props.put(CatalogProperties.URI, "jdbc:sqlite:" + new File(flags.get("jdbc")).getAbsolutePath());
       props.put("jdbc.schema-version", "V1"); // V1 adds views to the JDBC catalog schema
       props.put(CatalogProperties.CLIENT_POOL_SIZE, "1"); // SQLite: one writer at a time
-      JdbcCatalog jdbc = new JdbcCatalog(p -> newFileIO(p), null, true);
+      JdbcCatalog jdbc = new JdbcCatalog(p -> newFileIO(p, s3Endpoint), null, true);
       jdbc.initialize("dev", props);
       catalog = jdbc;
     } else {
@@ -86,7 +99,7 @@ public final class DevCatalog {
       // on the local warehouse instead, so engines can read them.
       Field io = InMemoryCatalog.class.getDeclaredField("io");
       io.setAccessible(true);
-      io.set(memory, newFileIO(props));
+      io.set(memory, newFileIO(props, s3Endpoint));
       catalog = memory;
     }
 
@@ -104,7 +117,8 @@ public final class DevCatalog {
             + " (warehouse " + warehouse + ", "
             + (flags.containsKey("jdbc") ? "jdbc " + flags.get("jdbc") : "in-memory")
             + (prefix != null ? ", prefix " + prefix : "")
-            + (vending != null ? ", vend " + vendFile : "") + ")");
+            + (vending != null ? ", vend " + vendFile : "")
+            + (s3Endpoint.isEmpty() ? "" : ", s3 " + s3Endpoint) + ")");
     System.out.flush();
   }
 
@@ -113,8 +127,8 @@ public final class DevCatalog {
     return value == null || value.isEmpty() ? fallback : value;
   }
 
-  private static LocalFileIO newFileIO(Map<String, String> props) {
-    LocalFileIO io = new LocalFileIO();
+  private static FileIO newFileIO(Map<String, String> props, String s3Endpoint) {
+    FileIO io = s3Endpoint.isEmpty() ? new LocalFileIO() : new DevFileIO();
     io.initialize(props);
     return io;
   }
