@@ -11,8 +11,9 @@ usage: bash scripts/test.sh [--quick | --help]
   (no option)  everything CI runs (.ci/run): about 20 minutes on an idle 2-core machine with the
                crates already built; about 30 from a fresh clone (crates, Debian packages,
                Python wheels, cargo-fuzz), plus step 8 (about 3.5 minutes from nothing),
-               step 10 (about 7 minutes: the optimized release build took 6 at rest, 18 to
-               25 on a machine busy with other builds) and step 11 (about 1 minute)
+               step 10 (about 2.5 minutes once downloaded; the first run fetches about 600 MB
+               from Maven Central), step 11 (about 7 minutes: the optimized release build took
+               6 at rest, 18 to 25 on a machine busy with other builds) and step 12 (about 1 minute)
   --quick      clippy, the unit tests and the integration binary; no end-to-end test, nothing
                installed: about 3 minutes once built
   --help       this text; runs nothing
@@ -41,29 +42,35 @@ What the full run does, in order:
      0.10.1) through icegate: lists, a load, rows read, refusals; its first build compiles 321
      crates (about 3.5 minutes on an idle 2-core machine)
   9. tests/readme/follow.sh: the README's demo command in a fresh clone
- 10. tests/pod/run.sh: the container images built with podman (scripts/image.sh: the release
+ 10. tests/live/run.sh: real components from Maven Central: Spark's own S3 client (S3FileIO,
+     iceberg-aws-bundle) signing every data request through icegate's local signer against
+     moto, and a real Trino 483 (assembled from Central's jars, Temurin 25) whose catalogs are
+     written from the README's recipe: OAUTH2 tokens, vended credentials, narrowed refusals
+ 11. tests/pod/run.sh: the container images built with podman (scripts/image.sh: the release
      binary, fat LTO, is most of it) and the sidecar manifests run as a pod with
      `podman kube play`, driven with PyIceberg through the pod's published ports
- 11. tests/pod/gateway.sh: the gateway manifests with podman (step 10's images, and a PostgreSQL
+ 12. tests/pod/gateway.sh: the gateway manifests with podman (step 11's images, and a PostgreSQL
      image from Debian's packages): two replicas sharing the PostgreSQL ownership store over
      TLS, JWTs verified against a JWKS, one replica stopped (about 1 minute)
- 12. scripts/fuzz.sh: each fuzz target for 20 s
+ 13. scripts/fuzz.sh: each fuzz target for 20 s
 
 What it installs when missing (it runs as root, or with sudo for apt-get):
   - Debian packages, with apt-get: postgresql (step 2); tinyproxy (step 7); openjdk-17-jdk-headless, Jackson,
-    httpcore5, ASM, SLF4J and the SQLite JDBC driver for the dev catalog (steps 4-11); podman,
-    runc, catatonit and ca-certificates (steps 10-11), which also writes
+    httpcore5, ASM, SLF4J and the SQLite JDBC driver for the dev catalog (steps 4-12); podman,
+    runc, catatonit and ca-certificates (steps 11-12), which also writes
     /etc/containers/containers.conf when it is missing (runc, cgroupfs, ulimits)
   - pinned Python packages with pip, in virtual environments under target/: pyiceberg, pyarrow,
-    duckdb (steps 4, 6, 8-11); moto (6); pyiceberg with s3fs (6); pyspark 3.5.9 and the Iceberg
+    duckdb (steps 4, 6, 8-12); moto (6, 10); pyiceberg with s3fs (6); pyspark 3.5.9 and the Iceberg
     1.10.2 runtime jar (6); the Iceberg jar of the dev catalog comes from a pinned,
     hash-checked PyPI wheel
   - oidc-provider 9.13.3 with npm ci from tests/upstream_auth/package-lock.json, and PyJWT and
     botocore pinned in tests/upstream_auth/requirements.txt, under target/upstream-auth (steps 6, 7)
   - the iceberg-rust client's crates, with cargo from its own Cargo.lock (step 8)
-  - cargo-fuzz 0.13.1 with cargo install (step 12)
-  Everything else it needs is the Rust toolchain (1.95), Java 17's runtime, Python 3.11 and Node.js 20
-  with npm.
+  - from Maven Central with mvn, pinned and kept in ~/.m2: Iceberg's Spark runtime and
+    iceberg-aws-bundle 1.10.1, Trino 483's server and Iceberg plugin jars (step 10)
+  - cargo-fuzz 0.13.1 with cargo install (step 13)
+  Everything else it needs is the Rust toolchain (1.95), Java 17's runtime, Temurin 25 (Trino),
+  Maven, Python 3.11 and Node.js 20 with npm.
 HELP
 }
 
@@ -98,6 +105,8 @@ step bash tests/upstream_auth/run.sh
 # the fourth client, iceberg-rust: its cold build (321 crates) is most of the step
 step bash tests/clients/iceberg-rust/run.sh
 step bash tests/readme/follow.sh
+# real components from Maven Central: Spark's S3FileIO through icegate's signer, a real Trino
+step bash tests/live/run.sh
 # the image built here and the sidecar manifests run as a pod (podman), docs/deploy.md
 step bash tests/pod/run.sh
 # the gateway manifests: two replicas and a PostgreSQL store, with the images step 10 built
