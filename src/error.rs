@@ -16,6 +16,9 @@ pub struct Refusal {
     pub message: String,
     /// A policy decision `icegate explain` can show the reasons of (a denied operation).
     pub explainable: bool,
+    /// The `explain` options its hint names, beyond the request's own arguments (the files that
+    /// hold what the decision read: `--body FILE`).
+    pub explain_inputs: &'static [&'static str],
     /// The connection cannot be trusted to carry another request (its framing was ambiguous).
     pub close_connection: bool,
     /// What icegate's log gets when this refusal is answered, and the caller does not: the
@@ -25,7 +28,15 @@ pub struct Refusal {
 
 impl Refusal {
     pub fn new(status: u16, kind: &'static str, message: impl Into<String>) -> Self {
-        Self { status, kind, message: message.into(), explainable: false, close_connection: false, log: None }
+        Self {
+            status,
+            kind,
+            message: message.into(),
+            explainable: false,
+            explain_inputs: &[],
+            close_connection: false,
+            log: None,
+        }
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {
@@ -37,8 +48,9 @@ impl Refusal {
     }
 
     /// Appends how to see why: the `icegate explain` command with the request's own
-    /// arguments, which an operator can run against the policy (the reasons are not sent, so
-    /// the policy cannot be learned from answers).
+    /// arguments, and placeholders for the files holding what else the decision read, which an
+    /// operator can run against the policy (the reasons are not sent, so the policy cannot be
+    /// learned from answers).
     pub fn with_explain_hint(
         mut self,
         user: &str,
@@ -63,6 +75,9 @@ impl Refusal {
         }
         if let Some(roles) = active_roles {
             command.push_str(&format!(" --active-roles={}", quote(roles)));
+        }
+        for input in self.explain_inputs {
+            command.push_str(&format!(" {input}"));
         }
         command.push_str(&format!(" {method} {}", quote(target)));
         self.message = format!("{}; `{command}` shows why", self.message);
@@ -120,7 +135,11 @@ impl From<Refused> for Refusal {
         if let Refused::List(detail) = &e {
             return Self::unreadable_upstream("list response", detail);
         }
-        Self { explainable: e.explainable(), ..Self::new(e.status(), e.kind(), e.to_string()) }
+        Self {
+            explainable: e.explainable(),
+            explain_inputs: e.explain_inputs(),
+            ..Self::new(e.status(), e.kind(), e.to_string())
+        }
     }
 }
 

@@ -202,6 +202,17 @@ impl Refused {
         )
     }
 
+    /// The `explain` options, beyond the request's method, target and caller, that reproduce
+    /// this decision offline: a keep-covering refusal is decided from the request's body, and a
+    /// commit's also from the table's metadata, which the served request loaded upstream.
+    pub fn explain_inputs(&self) -> &'static [&'static str] {
+        match self {
+            Self::Uncovered { operation: OperationId::RenameTable | OperationId::RenameView, .. } => &["--body FILE"],
+            Self::Uncovered { .. } => &["--body FILE", "--table-metadata FILE"],
+            _ => &[],
+        }
+    }
+
     /// The refusal of the location rule's `refusal`.
     pub fn location(refusal: &LocationRefusal) -> Self {
         match refusal {

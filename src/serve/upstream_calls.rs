@@ -187,7 +187,8 @@ async fn load_table(
 /// The metadata of each of `tables` (loadTable's `metadata`), loaded with the caller's
 /// credentials and without vended credentials, never from a cache: a commit to a restricted
 /// table is decided with its schemas as they are now (docs/design.md §8 "A restriction keeps
-/// covering what it covered"). 503 when the upstream does not answer one with a table.
+/// covering what it covered"). The upstream's 404 is the table missing (a 404, as the commit
+/// itself would be answered); any other failure to answer with a table is 503.
 pub async fn table_metadata(
     shared: &Shared,
     caller: &HeaderMap,
@@ -213,8 +214,12 @@ pub async fn table_metadata(
         let load = Outbound { method: &get, path: &path, query: "", strip_delegation: true, ..*out };
         let response =
             send(shared, &headers, &load, crate::serve::forward::Outgoing::empty()).await.map_err(|_| unknown())?;
-        if response.status() != StatusCode::OK {
-            return Err(unknown());
+        match response.status() {
+            StatusCode::OK => {}
+            // what the upstream would answer the commit itself, mapped as a load for the table's
+            // storage is
+            StatusCode::NOT_FOUND => return Err(Refusal::from(&vending::VendError::TableMissing)),
+            _ => return Err(unknown()),
         }
         let bytes = collect(response.into_body()).await.map_err(|_| unknown())?;
         let loaded: Loaded = serde_json::from_slice(&bytes).map_err(|_| unknown())?;

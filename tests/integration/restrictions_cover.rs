@@ -243,6 +243,76 @@ async fn a_commit_whose_table_the_upstream_will_not_load_is_503_and_not_forwarde
     assert!(posts(&f.upstream).is_empty(), "{:?}", posts(&f.upstream));
 }
 
+/// The upstream's 404 for the table is the commit's own answer (the table is missing), as a load
+/// for the table's storage relays it; not a 503, and nothing is forwarded.
+#[tokio::test]
+async fn a_commit_to_a_table_the_upstream_does_not_have_is_its_404_and_not_forwarded() {
+    let f = setup().await;
+    *f.load.lock().unwrap() = Err(404);
+    let message = post(&f.gate, "wes", CUSTOMERS, &decoy()).await.assert_error(404, "NoSuchTableException");
+    assert_eq!(message, "table does not exist upstream");
+    let change = json!({"identifier": {"namespace": ["sales"], "name": "customers"}, "requirements": [],
+        "updates": decoy()["updates"]});
+    let tx = json!({"table-changes": [change]});
+    post(&f.gate, "wes", "/v1/prod/transactions/commit", &tx).await.assert_error(404, "NoSuchTableException");
+    assert!(posts(&f.upstream).is_empty(), "{:?}", posts(&f.upstream));
+}
+
+/// The 403's hint names the files `explain` needs to decide it again: the body, and for a commit
+/// the table's metadata, before the method and target.
+#[tokio::test]
+async fn the_explain_hint_of_a_keep_covering_refusal_names_the_body_and_the_tables_metadata() {
+    let f = setup().await;
+    let renamed =
+        post(&f.gate, "olga", "/v1/prod/tables/rename", &rename(("sales", "customers"), ("sales", "customers_copy")))
+            .await;
+    let message = renamed.assert_error(403, "ForbiddenException");
+    assert!(
+        message.ends_with(
+            "policy first; `icegate explain --policy POLICY --user olga --body FILE POST /v1/prod/tables/rename` shows why"
+        ),
+        "{message}"
+    );
+    let message = post(&f.gate, "wes", CUSTOMERS, &decoy()).await.assert_error(403, "ForbiddenException");
+    let hint = format!(
+        "policy first; `icegate explain --policy POLICY --user wes --body FILE --table-metadata FILE POST {CUSTOMERS}` \
+         shows why"
+    );
+    assert!(message.ends_with(&hint), "{message}");
+}
+
+/// A shadow candidate decides a restricted commit from the table metadata the served request
+/// loaded, without loading it again: the live policy restricts `region`, which the decoy commit
+/// leaves alone (forwarded), the candidate `ssn`, which it moves (403): one disagreement.
+#[tokio::test]
+async fn a_shadow_candidate_decides_a_restricted_commit_from_the_recorded_table_metadata() {
+    let f = setup().await;
+    let dir = crate::support::TempDir::new("shadow-cover");
+    let live = dir.write("live.yaml", &POLICY.replace("columns: { ssn:", "columns: { region:"));
+    let candidate = dir.write("candidate.yaml", POLICY);
+    let (addr, shared) = crate::reload::start(&f.upstream, &live, Some(&candidate)).await;
+    let disagreements = |op: &str| {
+        let text = shared.metrics.render();
+        let by_op = crate::reload::samples(&text, "icegate_shadow_disagreements_total");
+        by_op.iter().filter(|(labels, _)| labels.contains(op)).map(|(_, v)| v).sum::<f64>()
+    };
+    let auth = basic("wes");
+    let headers = [("authorization", auth.as_str()), ("content-type", "application/json")];
+    // a new column with a new name: both policies forward it, from the same one load
+    let grow = new_schema(vec![field(1, "id"), field(2, "ssn"), field(3, "region"), field(4, "note")]);
+    let a = send(addr, "POST", CUSTOMERS, &headers, grow.to_string().as_bytes()).await;
+    assert_eq!(a.status, 200, "{}", a.text());
+    crate::drift::settle(&shared).await;
+    assert_eq!(disagreements("updateTable"), 0.0);
+    let a = send(addr, "POST", CUSTOMERS, &headers, decoy().to_string().as_bytes()).await;
+    assert_eq!(a.status, 200, "the live policy forwards it: {}", a.text());
+    crate::drift::settle(&shared).await;
+    assert_eq!(disagreements(r#"operation="updateTable""#), 1.0, "the candidate refuses what the metadata shows");
+    let gets = f.upstream.requests().iter().filter(|r| r.method == "GET").count();
+    assert_eq!(gets, 2, "one load per served commit; the shadow decision asks nothing");
+    assert_eq!(posts(&f.upstream).len(), 2);
+}
+
 /// `explain` decides a rename from its body; a commit with `--table-metadata`, and without it
 /// says that the upstream's metadata decides.
 #[test]
