@@ -72,7 +72,9 @@ fn check(config: &Config) -> Result<(), ConfigError> {
 pub fn run(config: Config) -> Result<(), RunError> {
     let loaded = match config.gravitino_source() {
         // nothing is served until the reload task's first read (docs/design.md §9)
-        Some(g) => crate::core::policy::gravitino::placeholder(&g.metalake).map_err(|e| RunError::Source(e.to_string()))?,
+        Some(g) => {
+            crate::core::policy::gravitino::placeholder(&g.metalake).map_err(|e| RunError::Source(e.to_string()))?
+        }
         None => {
             let policy = config.policy.clone().ok_or(crate::config::ConfigError::NoPolicy)?;
             crate::core::policy::load_path(&policy)?

@@ -131,9 +131,10 @@ impl Gravitino {
                 }
             }
             GravitinoAuth::OAuth2 => {
-                let oauth2 = self.oauth2.as_ref().ok_or_else(|| {
-                    invalid("gravitino.oauth2", "required when `gravitino.auth` is `oauth2`".into())
-                })?;
+                let oauth2 = self
+                    .oauth2
+                    .as_ref()
+                    .ok_or_else(|| invalid("gravitino.oauth2", "required when `gravitino.auth` is `oauth2`".into()))?;
                 validate_oauth2(oauth2, "gravitino.oauth2")?;
             }
             GravitinoAuth::Simple => {}

@@ -14,6 +14,9 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// A catalog's schemas: name → (tables, views).
+pub type Schemas = BTreeMap<String, (Vec<String>, Vec<String>)>;
+
 /// What the fake Gravitino holds for its metalake, in 1.3's JSON shapes.
 #[derive(Clone, Debug, Default)]
 pub struct FakeLake {
@@ -24,7 +27,7 @@ pub struct FakeLake {
     pub users: Vec<Value>,
     pub groups: Vec<Value>,
     /// Catalog → schema → (tables, views).
-    pub catalogs: BTreeMap<String, BTreeMap<String, (Vec<String>, Vec<String>)>>,
+    pub catalogs: BTreeMap<String, Schemas>,
     /// `TYPE/fullName` (upper-case type) → the owner JSON (`name`, `type`).
     pub owners: BTreeMap<String, Value>,
     /// Every call answers 503.
@@ -126,8 +129,7 @@ impl FakeLake {
                 self.catalogs.entry((*c).into()).or_default().entry((*s).into()).or_default();
             }
             ("TABLE" | "VIEW", [c, s, t]) => {
-                let (tables, views) =
-                    self.catalogs.entry((*c).into()).or_default().entry((*s).into()).or_default();
+                let (tables, views) = self.catalogs.entry((*c).into()).or_default().entry((*s).into()).or_default();
                 let list = if kind.eq_ignore_ascii_case("TABLE") { tables } else { views };
                 if !list.iter().any(|x| x == t) {
                     list.push((*t).into());
@@ -163,7 +165,17 @@ pub struct Beside {
 /// read restrictions, or owners of other types.
 pub fn from_policy(policy: &Value) -> Option<(FakeLake, Beside)> {
     let obj = policy.as_object()?;
-    let holdable = ["version", "metalake", "default_catalog", "require_known_user", "catalogs", "users", "groups", "roles", "owners"];
+    let holdable = [
+        "version",
+        "metalake",
+        "default_catalog",
+        "require_known_user",
+        "catalogs",
+        "users",
+        "groups",
+        "roles",
+        "owners",
+    ];
     if obj.keys().any(|k| !holdable.contains(&k.as_str())) {
         return None;
     }
@@ -233,7 +245,12 @@ pub fn from_policy(policy: &Value) -> Option<(FakeLake, Beside)> {
 }
 
 /// A `[gravitino]` config reading `url` as `user` (simple auth).
-fn gravitino_config(url: &str, metalake: &str, user: &str, catalogs_file: Option<&std::path::Path>) -> icegate::config::Gravitino {
+fn gravitino_config(
+    url: &str,
+    metalake: &str,
+    user: &str,
+    catalogs_file: Option<&std::path::Path>,
+) -> icegate::config::Gravitino {
     icegate::config::Gravitino {
         url: url.into(),
         metalake: metalake.into(),
@@ -250,7 +267,8 @@ async fn every_conformance_policy_the_fake_can_hold_decides_as_its_file_does() {
     let fake = fake_gravitino(&lake).await;
     let dir = TempDir::new("gravitino-differential");
     let (mut held, mut skipped, mut cases) = (0, 0, 0);
-    let mut folders = vec![shared_dir("conformance"), std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/conformance")];
+    let mut folders =
+        vec![shared_dir("conformance"), std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/conformance")];
     folders.extend(crate::conformance::BEING_BUILT.iter().map(|f| shared_dir(f)));
     for folder in folders {
         for doc in crate::conformance::corpus(&folder) {
@@ -265,7 +283,12 @@ async fn every_conformance_policy_the_fake_can_hold_decides_as_its_file_does() {
             fake_lake.users.push(json!({"name": service, "roles": []}));
             *lake.lock().unwrap() = fake_lake;
             let catalogs_file = beside.catalogs_file.map(|text| dir.write("catalogs.json", &text));
-            let config = gravitino_config(&fake.url(""), &policy["metalake"].as_str().unwrap(), service, catalogs_file.as_deref());
+            let config = gravitino_config(
+                &fake.url(""),
+                policy["metalake"].as_str().unwrap(),
+                service,
+                catalogs_file.as_deref(),
+            );
             let reader = icegate::ops::gravitino::Reader::new(&config).unwrap();
             let read = reader.read().await.unwrap_or_else(|e| panic!("{}: {e}", doc.file_name));
             icegate::core::policy::gravitino::check_plausible(&read.metalake, service, None, false).unwrap();
@@ -275,7 +298,8 @@ async fn every_conformance_policy_the_fake_can_hold_decides_as_its_file_does() {
                 Err(e) => panic!("{}: the policy read back from the fake does not load: {e}", doc.file_name),
             };
             held += 1;
-            let known: Vec<&str> = policy["users"].as_array().into_iter().flatten().filter_map(|u| u["name"].as_str()).collect();
+            let known: Vec<&str> =
+                policy["users"].as_array().into_iter().flatten().filter_map(|u| u["name"].as_str()).collect();
             for case in &doc.cases {
                 // Gravitino requires a user record: a case whose caller has none is decided
                 // alike only when the file requires one too
@@ -349,7 +373,12 @@ async fn serve_from(gravitino: &FakeUpstream, upstream: &FakeUpstream, dir: &Tem
     let shared = Shared::new(config, placeholder, upstreams);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(icegate::serve::server::serve(shared.clone(), listener, std::future::pending(), Duration::from_secs(1)));
+    tokio::spawn(icegate::serve::server::serve(
+        shared.clone(),
+        listener,
+        std::future::pending(),
+        Duration::from_secs(1),
+    ));
     tokio::spawn(icegate::ops::reload::run(shared.clone(), std::future::pending()));
     (addr, shared)
 }
@@ -361,7 +390,12 @@ async fn visible(addr: SocketAddr) -> Result<Vec<u32>, (u16, String)> {
     if a.status != 200 {
         return Err((a.status, a.text()));
     }
-    Ok(a.json()["identifiers"].as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap()[1..].parse().unwrap()).collect())
+    Ok(a.json()["identifiers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["name"].as_str().unwrap()[1..].parse().unwrap())
+        .collect())
 }
 
 /// Waits (up to `within`) until `done` holds of the readiness body.
@@ -394,13 +428,19 @@ async fn a_gravitino_source_serves_nothing_unread_then_follows_the_metalake_and_
     let (addr, shared) = serve_from(&gravitino, &upstream, &dir).await;
 
     // never read: every request and /readyz 503
-    let body = until_ready(&shared, Duration::from_secs(5), "a failed first read", |b| b["policy"]["source"]["failures"].as_u64() >= Some(1)).await;
+    let body = until_ready(&shared, Duration::from_secs(5), "a failed first read", |b| {
+        b["policy"]["source"]["failures"].as_u64() >= Some(1)
+    })
+    .await;
     assert_eq!((body["ready"].clone(), body["policy"]["generation"].clone()), (json!(false), json!(0)), "{body}");
     assert_eq!(body["policy"]["source"]["last_read"], Value::Null, "{body}");
     let (status, text) = visible(addr).await.unwrap_err();
     assert_eq!(status, 503, "{text}");
     assert!(text.contains("ServiceUnavailableException") && text.contains("has not read its policy"), "{text}");
-    assert!(upstream.requests().iter().all(|r| r.target.starts_with("/v1/config")), "nothing was forwarded before the first read");
+    assert!(
+        upstream.requests().iter().all(|r| r.target.starts_with("/v1/config")),
+        "nothing was forwarded before the first read"
+    );
 
     // Gravitino up: the first read serves
     lake.lock().unwrap().down = false;
@@ -456,7 +496,10 @@ async fn a_gravitino_source_serves_nothing_unread_then_follows_the_metalake_and_
     lake.lock().unwrap().down = true;
     let body = until_ready(&shared, Duration::from_secs(5), "a failed poll", |b| b["policy"]["stale"] == true).await;
     assert_eq!(body["ready"], true, "the last good snapshot keeps serving: {body}");
-    assert!(body["policy"]["source"]["age_seconds"].is_u64() && body["policy"]["source"]["last_read"].is_string(), "{body}");
+    assert!(
+        body["policy"]["source"]["age_seconds"].is_u64() && body["policy"]["source"]["last_read"].is_string(),
+        "{body}"
+    );
     assert!(body["policy"]["source"]["error"].as_str().unwrap().contains("503"), "{body}");
     assert_eq!(visible(addr).await.unwrap(), vec![1, 3]);
     assert!(reads(&shared, "failure") >= 1);

@@ -63,7 +63,9 @@ pub enum GravitinoError {
          (a DENY that cannot be read must not be dropped)"
     )]
     UnknownPrivilege { role: String, privilege: String, kind: ObjectType, full_name: String },
-    #[error("role `{role}` holds `{privilege}` on {kind} `{full_name}` with condition `{condition}`; expected ALLOW or DENY")]
+    #[error(
+        "role `{role}` holds `{privilege}` on {kind} `{full_name}` with condition `{condition}`; expected ALLOW or DENY"
+    )]
     UnknownCondition { role: String, privilege: String, kind: ObjectType, full_name: String, condition: String },
     #[error("the owner of {kind} `{full_name}` has type `{owner_type}`; expected USER or GROUP")]
     UnknownOwnerType { kind: ObjectType, full_name: String, owner_type: String },
@@ -109,7 +111,9 @@ pub fn check_plausible(
         return Err(GravitinoError::ServiceUserMissing(service_user.to_owned()));
     }
     match before {
-        Some(before) if before > 0 && read.roles.is_empty() && !allow_no_roles => Err(GravitinoError::NoRoles { before }),
+        Some(before) if before > 0 && read.roles.is_empty() && !allow_no_roles => {
+            Err(GravitinoError::NoRoles { before })
+        }
         _ => Ok(()),
     }
 }

@@ -34,7 +34,8 @@ pub struct Api {
 
 impl Api {
     pub fn new(config: &Gravitino) -> Result<Self, SourceError> {
-        let tls = crate::net::client_config(config.ca_file.as_deref()).map_err(|e| SourceError::Setup(e.to_string()))?;
+        let tls =
+            crate::net::client_config(config.ca_file.as_deref()).map_err(|e| SourceError::Setup(e.to_string()))?;
         let client = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
             .timeout(Duration::from_millis(config.timeout_ms))
@@ -107,7 +108,9 @@ impl Api {
         {
             return Ok(token);
         }
-        let Some(oauth2) = &self.config.oauth2 else { return Err(SourceError::Token("no `[gravitino.oauth2]`".into())) };
+        let Some(oauth2) = &self.config.oauth2 else {
+            return Err(SourceError::Token("no `[gravitino.oauth2]`".into()));
+        };
         let secret = oauth2.read_secret().map_err(SourceError::Token)?;
         let mut form: Vec<(&str, &str)> = vec![("grant_type", "client_credentials")];
         for (key, value) in [("scope", &oauth2.scope), ("audience", &oauth2.audience), ("resource", &oauth2.resource)] {
@@ -127,8 +130,7 @@ impl Api {
             }
         }
         let failed = |message: String| SourceError::Token(format!("token endpoint: {message}"));
-        let response =
-            request.form(&form).send().await.map_err(|e| failed(crate::core::text::error_chain(&e)))?;
+        let response = request.form(&form).send().await.map_err(|e| failed(crate::core::text::error_chain(&e)))?;
         if !response.status().is_success() {
             return Err(failed(format!("answered {}", response.status().as_u16())));
         }

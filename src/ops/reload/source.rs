@@ -23,9 +23,12 @@ pub async fn poll_gravitino<H: Host>(shared: &Arc<H>, reader: &Reader) -> Outcom
     // the role count of the last good read; none before the first
     let before = (current.generation > 0).then(|| current.snapshot.stats().roles);
     let config = reader.config();
-    if let Err(e) =
-        gravitino::check_plausible(&read.metalake, config.service_user().unwrap_or_default(), before, config.allow_no_roles)
-    {
+    if let Err(e) = gravitino::check_plausible(
+        &read.metalake,
+        config.service_user().unwrap_or_default(),
+        before,
+        config.allow_no_roles,
+    ) {
         return refused(&**shared, "implausible", &e.to_string());
     }
     let ignored = read.document.ignored_objects;
@@ -92,11 +95,20 @@ pub(super) fn refused(shared: &impl Host, result: &'static str, error: &str) -> 
     metrics.source_reads(result);
     metrics.reload("failure");
     if read_at == 0 {
-        tracing::error!(error, failures, "cannot read the policy from Gravitino; nothing is served until a read succeeds");
+        tracing::error!(
+            error,
+            failures,
+            "cannot read the policy from Gravitino; nothing is served until a read succeeds"
+        );
     } else {
         let age = now_secs().saturating_sub(read_at);
         metrics.source_age.set(i64::try_from(age).unwrap_or(i64::MAX));
-        tracing::error!(error, failures, age_seconds = age, "cannot read the policy from Gravitino; the last good one stays");
+        tracing::error!(
+            error,
+            failures,
+            age_seconds = age,
+            "cannot read the policy from Gravitino; the last good one stays"
+        );
     }
     health.stale.store(true, Ordering::Relaxed);
     metrics.stale.set(1);

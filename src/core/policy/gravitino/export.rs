@@ -37,7 +37,9 @@ pub fn to_yaml(document: &Document, origin: &str) -> String {
         let enabled = u.enabled.map(|e| format!(", enabled: {e}")).unwrap_or_default();
         format!("{{ name: {}, roles: {}{enabled} }}", quote(&u.name), names(&u.roles))
     });
-    block(&mut out, "groups", &document.groups, |g| format!("{{ name: {}, roles: {} }}", quote(&g.name), names(&g.roles)));
+    block(&mut out, "groups", &document.groups, |g| {
+        format!("{{ name: {}, roles: {} }}", quote(&g.name), names(&g.roles))
+    });
     if document.roles.is_empty() {
         out.push_str("roles: []\n");
     } else {

@@ -30,7 +30,10 @@ fn lake() -> Metalake {
                     object("fileset", "prod.files.f", &[("read_fileset", "allow"), ("SOMETHING_NEW", "allow")]),
                 ],
             },
-            Role { name: "admin".into(), securable_objects: vec![object("METALAKE", "lake", &[("MANAGE_GRANTS", "ALLOW")])] },
+            Role {
+                name: "admin".into(),
+                securable_objects: vec![object("METALAKE", "lake", &[("MANAGE_GRANTS", "ALLOW")])],
+            },
             Role {
                 name: "usage".into(),
                 securable_objects: vec![
