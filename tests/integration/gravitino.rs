@@ -561,6 +561,11 @@ async fn a_gravitino_source_serves_nothing_unread_then_follows_the_metalake_and_
     assert_eq!(visible(addr).await.unwrap(), vec![2]);
 }
 
+/// A role as compared: its name and its objects (type, full name, privileges and conditions).
+type ReadRole = (String, Vec<(String, String, Vec<(String, String)>)>);
+/// An owner as compared: the object's type and full name, and its owner's name and type.
+type ReadOwner = (String, String, Option<(String, String)>);
+
 /// A role, users, a group and owners of every type as the fake serves them, read by Gravitino's
 /// own Python client (tests/e2e/gravitino_client.py, run by tests/e2e/gravitino_client.sh,
 /// which installs the client and sets `ICEGATE_GRAVITINO_PYTHON`) and by icegate's reader: both
@@ -614,7 +619,7 @@ async fn the_fake_reads_back_through_gravitinos_own_client() {
     let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
 
     // roles: names, securable objects, privileges, compared in upper case and sorted
-    let norm_roles = |roles: Vec<(String, Vec<(String, String, Vec<(String, String)>)>)>| {
+    let norm_roles = |roles: Vec<ReadRole>| {
         let mut roles = roles;
         for (_, objects) in &mut roles {
             for (_, _, privileges) in objects.iter_mut() {
@@ -700,7 +705,7 @@ async fn the_fake_reads_back_through_gravitinos_own_client() {
     assert_eq!(ours_users.len(), 2);
 
     // owners: the same for every object, and none where the fake holds none
-    let mut ours_owners: Vec<(String, String, Option<(String, String)>)> = objects
+    let mut ours_owners: Vec<ReadOwner> = objects
         .iter()
         .map(|(kind, full)| {
             let owner = ours
@@ -711,7 +716,7 @@ async fn the_fake_reads_back_through_gravitinos_own_client() {
             (kind.clone(), full.clone(), owner)
         })
         .collect();
-    let mut their_owners: Vec<(String, String, Option<(String, String)>)> = theirs["owners"]
+    let mut their_owners: Vec<ReadOwner> = theirs["owners"]
         .as_array()
         .unwrap()
         .iter()
