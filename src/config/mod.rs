@@ -353,7 +353,11 @@ mod tests {
 
     #[test]
     fn the_policy_comes_from_one_source() {
-        let text = |extra: &str| format!("[upstream]\nurl = \"http://x:1\"\n{extra}");
+        // top-level keys first, then the sections (TOML puts a key after a header in its section)
+        let text = |extra: &str| {
+            let (top, sections) = extra.split_once('[').map_or((extra, String::new()), |(t, s)| (t, format!("[{s}")));
+            format!("{top}[upstream]\nurl = \"http://x:1\"\n{sections}")
+        };
         let load = |t: &str| {
             let c: Config = toml::from_str(t).unwrap();
             c.validate().map(|()| c)
