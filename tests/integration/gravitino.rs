@@ -555,7 +555,11 @@ async fn a_gravitino_source_serves_nothing_unread_then_follows_the_metalake_and_
 
     // fixed: the next read publishes and clears `stale`
     *lake.lock().unwrap() = served_lake(&[2]);
-    let body = until_ready(&shared, Duration::from_secs(4), "recovery", |b| b["policy"]["stale"] == false).await;
+    let body = until_ready(&shared, Duration::from_secs(4), "recovery", |b| {
+        b["policy"]["source"]["failures"] == 0 && b["policy"]["generation"] == 3
+    })
+    .await;
+    assert_eq!(body["policy"]["stale"], false, "{body}");
     assert_eq!(body["policy"]["generation"], 3, "{body}");
     assert_eq!(body["policy"]["source"]["failures"], 0, "{body}");
     assert_eq!(visible(addr).await.unwrap(), vec![2]);

@@ -4,7 +4,7 @@
 //! that cannot be read refuses the whole read. Lists are sorted, so the same metalake always
 //! makes the same canonical JSON (and content hash).
 
-use super::{CatalogPrefix, CatalogsFile, GravitinoError, Metalake};
+use super::read::{CatalogPrefix, CatalogsFile, GravitinoError, Metalake};
 use crate::core::policy::model::{Condition, ObjectType, OwnerType, Privilege};
 use serde::Serialize;
 

@@ -2,6 +2,7 @@ use super::wire::{Group, Owner, Privilege, Role, SecurableObject, User};
 use super::*;
 use crate::core::decide::Settings;
 use crate::core::offline::{Input, decide};
+use crate::core::policy::model::ObjectType;
 use crate::core::roles::Principal;
 
 fn object(kind: &str, full_name: &str, privileges: &[(&str, &str)]) -> SecurableObject {
