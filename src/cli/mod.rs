@@ -6,6 +6,7 @@ pub mod cases;
 pub mod owners;
 pub mod policy;
 pub mod run;
+pub mod source;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -33,6 +34,9 @@ enum Command {
     Explain(policy::ExplainArgs),
     /// Run the proxy in front of an Iceberg REST catalog.
     Serve(ServeArgs),
+    /// The policy a config's source gives: `export --config FILE` prints it as a policy file.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
     /// Inspect and correct the ownership store: `list`, `set`, `remove`.
     Owners(crate::cli::owners::OwnersArgs),
     /// Run decision cases against a policy; print each failure and `N passed, M failed`.
@@ -43,6 +47,16 @@ enum Command {
     Diff(crate::cli::analysis::DiffArgs),
     /// Write a self-contained HTML page of who has what, optionally against an older policy.
     Report(crate::cli::analysis::ReportArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum PolicyCommand {
+    /// Print the snapshot the config's policy source (`policy_source = "gravitino"`) gives, as a
+    /// policy file in the YAML format every other command reads.
+    Export {
+        #[arg(long)]
+        config: PathBuf,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -77,6 +91,7 @@ pub fn main() -> ExitCode {
         Command::Check { policy, config } => policy::check(&policy, config.as_deref()),
         Command::Explain(args) => policy::explain(&args),
         Command::Serve(args) => serve(args),
+        Command::Policy(PolicyCommand::Export { config }) => source::export(&config),
         Command::Owners(args) => crate::cli::owners::main(&args),
         Command::Test(args) => crate::cli::analysis::test(&args),
         Command::WhoCan(args) => crate::cli::analysis::who_can(&args),

@@ -202,7 +202,7 @@ fn read_json(what: &str, path: &Path) -> Result<serde_json::Value, ExitCode> {
 /// What `explain` decides with: the policy, the settings and the ownership store's owners
 /// (none without `--config`).
 fn explain_context(args: &ExplainArgs) -> Result<(Snapshot, Settings, Arc<OwnerIndex>), ExitCode> {
-    let (policy, mut settings, owners) = match &args.config {
+    let (policy, settings, owners) = match &args.config {
         None => (args.policy.clone().unwrap_or_default(), Settings::default(), Arc::default()),
         Some(file) => {
             let overrides = crate::config::Overrides { policy: args.policy.clone(), ..Default::default() };
@@ -216,9 +216,32 @@ fn explain_context(args: &ExplainArgs) -> Result<(Snapshot, Settings, Arc<OwnerI
             })?;
             // explain decides without upstreams: a catalog is decided whichever upstream serves it
             let settings = Settings { served_catalogs: None, ..crate::serve::state::settings(&config) };
+            // a Gravitino source is read once, as serving reads it
+            match super::source::gravitino_snapshot(&config) {
+                Ok(Some(snapshot)) => return Ok(with_ownership(args, snapshot, settings, owners)),
+                Ok(None) => {}
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return Err(ExitCode::from(2));
+                }
+            }
             (config.policy.clone().unwrap_or_default(), settings, owners)
         }
     };
+    let snapshot = policy::load_path(&policy).map_err(|e| {
+        print_errors(&e);
+        ExitCode::from(2)
+    })?;
+    Ok(with_ownership(args, snapshot.snapshot, settings, owners))
+}
+
+/// The context with `--ownership` applied.
+fn with_ownership(
+    args: &ExplainArgs,
+    snapshot: Snapshot,
+    mut settings: Settings,
+    owners: Arc<OwnerIndex>,
+) -> (Snapshot, Settings, Arc<OwnerIndex>) {
     if let Some(mode) = args.ownership {
         settings.ownership = match mode {
             Ownership::Always => OwnershipMode::Always,
@@ -226,11 +249,7 @@ fn explain_context(args: &ExplainArgs) -> Result<(Snapshot, Settings, Arc<OwnerI
             Ownership::Caller => OwnershipMode::Caller,
         };
     }
-    let snapshot = policy::load_path(&policy).map_err(|e| {
-        print_errors(&e);
-        ExitCode::from(2)
-    })?;
-    Ok((snapshot.snapshot, settings, owners))
+    (snapshot, settings, owners)
 }
 
 pub fn explain(args: &ExplainArgs) -> ExitCode {

@@ -15,6 +15,8 @@ pub enum RunError {
     Policy(#[from] crate::core::policy::LoadError),
     #[error("{0}")]
     Tls(#[from] crate::net::TlsError),
+    #[error("the policy source: {0}")]
+    Source(String),
     #[error("{0}")]
     Upstream(#[from] crate::serve::forward::ClientError),
     #[error("{0}")]
@@ -49,6 +51,18 @@ fn check(config: &Config) -> Result<(), ConfigError> {
     {
         return Err(ConfigError::Invalid { key: "lists.page_token_key", message: "expected 64 hex characters".into() });
     }
+    if let Some(g) = config.gravitino_source() {
+        crate::ops::gravitino::Reader::new(g)
+            .map_err(|e| ConfigError::Invalid { key: "gravitino", message: e.to_string() })?;
+        if let Some(path) = &g.catalogs_file {
+            let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Invalid {
+                key: "gravitino.catalogs_file",
+                message: format!("cannot read `{}`: {e}", path.display()),
+            })?;
+            crate::core::policy::gravitino::parse_catalogs_file(path, &text)
+                .map_err(|e| ConfigError::Invalid { key: "gravitino.catalogs_file", message: e.to_string() })?;
+        }
+    }
     for entry in config.upstream_entries() {
         crate::serve::vending::validate(&entry.credentials).map_err(|e| match (e, config.many_upstreams()) {
             (ConfigError::Invalid { key, message }, true) => {
@@ -61,14 +75,22 @@ fn check(config: &Config) -> Result<(), ConfigError> {
 }
 
 pub fn run(config: Config) -> Result<(), RunError> {
-    let policy = config.policy.clone().ok_or(crate::config::ConfigError::NoPolicy)?;
     // before any subsystem is built: they take their side-call client from here
     let outbound = crate::net::outbound::install(&config.outbound)?;
     match outbound.describe() {
         Some(proxy) => tracing::info!(%proxy, "side calls go through an egress proxy"),
         None => tracing::debug!("side calls go directly (no egress proxy)"),
     }
-    let loaded = crate::core::policy::load_path(&policy)?;
+    let loaded = match config.gravitino_source() {
+        // nothing is served until the reload task's first read (docs/design.md §9)
+        Some(g) => {
+            crate::core::policy::gravitino::placeholder(&g.metalake).map_err(|e| RunError::Source(e.to_string()))?
+        }
+        None => {
+            let policy = config.policy.clone().ok_or(crate::config::ConfigError::NoPolicy)?;
+            crate::core::policy::load_path(&policy)?
+        }
+    };
     for w in &loaded.warnings {
         tracing::warn!("policy: {w}");
     }

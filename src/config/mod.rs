@@ -3,6 +3,7 @@
 
 pub mod credentials;
 mod error;
+pub mod gravitino;
 pub mod identity;
 pub mod outbound;
 pub mod owners;
@@ -12,6 +13,7 @@ pub mod upstreams;
 
 pub use credentials::Credentials;
 pub use error::ConfigError;
+pub use gravitino::{Gravitino, GravitinoAuth, PolicySource};
 pub use identity::{HeaderIdentity, Identity, JwtIdentity, MtlsIdentity, MtlsSource, Provider};
 pub use outbound::Outbound;
 pub use upstream::{Upstream, UpstreamAuth, UpstreamUrl, parse_upstream};
@@ -29,6 +31,10 @@ pub struct Config {
     /// A path in front of `/v1` on the listener (e.g. `/iceberg`).
     pub base_path: String,
     pub policy: Option<PathBuf>,
+    /// Where the live policy comes from: `file` (`policy`) or `gravitino` (`[gravitino]`).
+    pub policy_source: PolicySource,
+    /// `[gravitino]`: the metalake read when `policy_source = "gravitino"`.
+    pub gravitino: Option<Gravitino>,
     /// A candidate policy decided beside the live one on every request, never enforced.
     pub shadow_policy: Option<PathBuf>,
     /// How long in-flight requests may finish after SIGTERM.
@@ -59,6 +65,8 @@ impl Default for Config {
             admin_listen: SocketAddr::from(([127, 0, 0, 1], 9181)),
             base_path: String::new(),
             policy: None,
+            policy_source: PolicySource::File,
+            gravitino: None,
             shadow_policy: None,
             shutdown_grace_seconds: 20,
             reload: Reload::default(),
@@ -292,9 +300,7 @@ impl Config {
     /// `both_forms`: the file has `[upstream]` and `[[upstreams]]`.
     fn validate_with(&self, both_forms: bool) -> Result<(), ConfigError> {
         upstreams::validate(self, both_forms)?;
-        if self.policy.is_none() {
-            return Err(ConfigError::NoPolicy);
-        }
+        self.validate_source()?;
         if !self.base_path.is_empty() && (!self.base_path.starts_with('/') || self.base_path.ends_with('/')) {
             return Err(ConfigError::Invalid {
                 key: "base_path",
@@ -321,9 +327,59 @@ impl Config {
     }
 }
 
+impl Config {
+    /// The gravitino section when the policy comes from Gravitino.
+    pub fn gravitino_source(&self) -> Option<&Gravitino> {
+        self.gravitino.as_ref().filter(|_| self.policy_source == PolicySource::Gravitino)
+    }
+
+    fn validate_source(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &'static str, message: &str| ConfigError::Invalid { key, message: message.to_owned() };
+        match (self.policy_source, &self.gravitino) {
+            (PolicySource::File, Some(_)) => {
+                Err(invalid("gravitino", "set `policy_source = \"gravitino\"` to read the policy from `[gravitino]`"))
+            }
+            (PolicySource::File, None) if self.policy.is_none() => Err(ConfigError::NoPolicy),
+            (PolicySource::File, None) => Ok(()),
+            (PolicySource::Gravitino, None) => {
+                Err(invalid("gravitino", "required when `policy_source` is `gravitino`"))
+            }
+            (PolicySource::Gravitino, Some(_)) if self.policy.is_some() => Err(invalid(
+                "policy",
+                "not used when `policy_source` is `gravitino` (the metalake is the policy); remove it or `--policy`",
+            )),
+            (PolicySource::Gravitino, Some(g)) => g.validate(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_policy_comes_from_one_source() {
+        // top-level keys first, then the sections (TOML puts a key after a header in its section)
+        let text = |extra: &str| {
+            let (top, sections) = extra.split_once('[').map_or((extra, String::new()), |(t, s)| (t, format!("[{s}")));
+            format!("{top}[upstream]\nurl = \"http://x:1\"\n{sections}")
+        };
+        let load = |t: &str| {
+            let c: Config = toml::from_str(t).unwrap();
+            c.validate().map(|()| c)
+        };
+        let g = "[gravitino]\nurl = \"http://g:8090\"\nmetalake = \"lake\"\nuser = \"icegate\"\n";
+        let c = load(&text(&format!("policy_source = \"gravitino\"\n{g}"))).unwrap();
+        assert_eq!(c.gravitino_source().map(|g| g.metalake.as_str()), Some("lake"));
+        let m = load(&text(&format!("policy_source = \"gravitino\"\npolicy = \"p.yaml\"\n{g}"))).unwrap_err();
+        assert!(m.to_string().contains("invalid `policy`: not used"), "{m}");
+        let m = load(&text("policy_source = \"gravitino\"\n")).unwrap_err();
+        assert!(m.to_string().contains("invalid `gravitino`: required"), "{m}");
+        let m = load(&text(&format!("policy = \"p.yaml\"\n{g}"))).unwrap_err();
+        assert!(m.to_string().contains("policy_source = \"gravitino\""), "{m}");
+        assert!(matches!(load(&text("")), Err(ConfigError::NoPolicy)));
+        assert!(toml::from_str::<Config>("policy_source = \"http\"").is_err());
+    }
 
     #[test]
     fn flags_alone_are_enough() {

@@ -77,27 +77,11 @@ pub fn validate(upstream: &Upstream) -> Result<(), ConfigError> {
         }),
         UpstreamAuth::Service => Ok(()),
         UpstreamAuth::OAuth2 => {
-            let invalid = |message: String| ConfigError::Invalid { key: "upstream.oauth2", message };
-            let oauth2 =
-                upstream.oauth2.as_ref().ok_or_else(|| invalid("required when `upstream.auth` is `oauth2`".into()))?;
-            let endpoint = oauth2.token_endpoint.parse::<http::Uri>().ok();
-            if endpoint
-                .as_ref()
-                .is_none_or(|u| !matches!(u.scheme_str(), Some("http" | "https")) || u.host().is_none_or(str::is_empty))
-            {
-                return Err(invalid(format!(
-                    "`token_endpoint` `{}` is not an http or https url",
-                    oauth2.token_endpoint
-                )));
-            }
-            // the endpoint is named in logs and errors: a password in it would be too
-            if endpoint.as_ref().and_then(http::Uri::authority).is_some_and(|a| a.as_str().contains('@')) {
-                return Err(invalid("`token_endpoint` must not carry credentials (`user:password@`)".into()));
-            }
-            if oauth2.client_id.is_empty() {
-                return Err(invalid("`client_id` is required".into()));
-            }
-            oauth2.read_secret().map(drop).map_err(|m| invalid(format!("the client secret: {m}")))
+            let oauth2 = upstream.oauth2.as_ref().ok_or_else(|| ConfigError::Invalid {
+                key: "upstream.oauth2",
+                message: "required when `upstream.auth` is `oauth2`".into(),
+            })?;
+            validate_oauth2(oauth2, "upstream.oauth2")
         }
         UpstreamAuth::SigV4 => {
             let invalid = |message: String| ConfigError::Invalid { key: "upstream.sigv4", message };
@@ -109,6 +93,27 @@ pub fn validate(upstream: &Upstream) -> Result<(), ConfigError> {
             Ok(())
         }
     }
+}
+
+/// The checks of one OAuth2 client-credentials section (`[upstream.oauth2]`,
+/// `[gravitino.oauth2]`), reported under `key`.
+pub fn validate_oauth2(oauth2: &OAuth2, key: &'static str) -> Result<(), ConfigError> {
+    let invalid = |message: String| ConfigError::Invalid { key, message };
+    let endpoint = oauth2.token_endpoint.parse::<http::Uri>().ok();
+    if endpoint
+        .as_ref()
+        .is_none_or(|u| !matches!(u.scheme_str(), Some("http" | "https")) || u.host().is_none_or(str::is_empty))
+    {
+        return Err(invalid(format!("`token_endpoint` `{}` is not an http or https url", oauth2.token_endpoint)));
+    }
+    // the endpoint is named in logs and errors: a password in it would be too
+    if endpoint.as_ref().and_then(http::Uri::authority).is_some_and(|a| a.as_str().contains('@')) {
+        return Err(invalid("`token_endpoint` must not carry credentials (`user:password@`)".into()));
+    }
+    if oauth2.client_id.is_empty() {
+        return Err(invalid("`client_id` is required".into()));
+    }
+    oauth2.read_secret().map(drop).map_err(|m| invalid(format!("the client secret: {m}")))
 }
 
 #[cfg(test)]

@@ -145,6 +145,15 @@ pub struct Metrics {
     /// Ownership store events: `refused` (503 before forwarding), `pending` (left for
     /// reconciliation), `unrecorded` (carried out upstream, not recorded: 503).
     pub owners_events: Family<ResultLabels, Counter>,
+    /// Reads of the policy source (Gravitino) by result: `changed`, `unchanged`, `failure`,
+    /// `implausible`, `invalid`.
+    pub source_reads: Family<ResultLabels, Counter>,
+    /// Unix time of the last good read of the policy source (0: none yet).
+    pub source_read_at: Gauge,
+    /// Seconds since the last good read of the policy source, as of the last attempt.
+    pub source_age: Gauge,
+    /// Securable objects of types icegate does not enforce, left out of the last good read.
+    pub source_ignored: Gauge,
 }
 
 impl Default for Metrics {
@@ -206,6 +215,30 @@ impl Metrics {
             "Ownership store events: refused (503 before forwarding), pending, unrecorded",
             owners_events.clone(),
         );
+        let source_reads = Family::<ResultLabels, Counter>::default();
+        registry.register(
+            "policy_source_reads",
+            "Reads of the Gravitino policy source by result (changed, unchanged, failure, implausible, invalid)",
+            source_reads.clone(),
+        );
+        let source_read_at = Gauge::default();
+        registry.register(
+            "policy_source_last_read_timestamp_seconds",
+            "Unix time of the last good read of the Gravitino policy source (0: none yet)",
+            source_read_at.clone(),
+        );
+        let source_age = Gauge::default();
+        registry.register(
+            "policy_source_age_seconds",
+            "Seconds since the last good read of the Gravitino policy source, as of the last attempt",
+            source_age.clone(),
+        );
+        let source_ignored = Gauge::default();
+        registry.register(
+            "policy_source_ignored_objects",
+            "Securable objects of types icegate does not enforce, left out of the last good read",
+            source_ignored.clone(),
+        );
         Self {
             registry,
             requests,
@@ -222,6 +255,10 @@ impl Metrics {
             upstream_reachable,
             owners_records,
             owners_events,
+            source_reads,
+            source_read_at,
+            source_age,
+            source_ignored,
         }
     }
 
@@ -252,6 +289,10 @@ impl Metrics {
 
     pub fn reload(&self, result: &str) {
         self.reloads.get_or_create(&ResultLabels { result: result.to_owned() }).inc();
+    }
+
+    pub fn source_reads(&self, result: &str) {
+        self.source_reads.get_or_create(&ResultLabels { result: result.to_owned() }).inc();
     }
 
     /// The text exposition format.

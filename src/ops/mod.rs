@@ -2,6 +2,7 @@
 //! store (embedded SQLite or PostgreSQL), and waiting on the injectable clock.
 
 pub mod audit;
+pub mod gravitino;
 pub mod metrics;
 pub mod owners;
 pub mod reload;

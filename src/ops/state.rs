@@ -71,6 +71,12 @@ impl Published {
 pub struct Health {
     /// The last reload failed; an older policy serves.
     pub stale: std::sync::atomic::AtomicBool,
+    /// Unix seconds of the last good read of the Gravitino policy source; 0: none yet.
+    pub source_read_at: std::sync::atomic::AtomicU64,
+    /// Reads of the policy source that failed or were refused since the last good one.
+    pub source_failures: std::sync::atomic::AtomicU64,
+    /// Why the last read of the policy source failed or was refused, if it did.
+    pub source_error: std::sync::Mutex<Option<String>>,
 }
 
 #[cfg(test)]

@@ -71,7 +71,8 @@ pub fn readiness(shared: &Shared) -> (bool, serde_json::Value) {
     // last view while it cannot be written).
     let owners = shared.owners.status();
     let upstreams = &shared.upstreams;
-    let ready = upstreams.any_ready();
+    // a Gravitino source before its first good read has no policy (generation 0)
+    let ready = upstreams.any_ready() && state.generation > 0;
     let mut upstream = serde_json::Map::new();
     upstream.insert("reachable".into(), upstreams.all_reachable().into());
     let mut each = serde_json::Map::new();
@@ -87,7 +88,7 @@ pub fn readiness(shared: &Shared) -> (bool, serde_json::Value) {
     if let (false, Some(status)) = (upstreams.many(), upstreams.first().and_then(|l| l.client.auth().status())) {
         upstream.insert("auth".into(), status.json());
     }
-    let body = serde_json::json!({
+    let mut body = serde_json::json!({
         "ready": ready,
         "policy": {
             "generation": state.generation,
@@ -99,7 +100,33 @@ pub fn readiness(shared: &Shared) -> (bool, serde_json::Value) {
         "upstreams": each,
         "owners": {"store": owners.store.as_str(), "writable": owners.writable, "pending": owners.pending},
     });
+    if shared.config.gravitino_source().is_some()
+        && let Some(policy) = body.get_mut("policy").and_then(serde_json::Value::as_object_mut)
+    {
+        policy.insert("source".into(), source_status(&shared.health));
+    }
     (ready, body)
+}
+
+/// The Gravitino source in `/readyz`: when it was last read well, how long ago, and how many
+/// reads failed (or were refused) since, with the last one's reason.
+fn source_status(health: &crate::ops::state::Health) -> serde_json::Value {
+    let read_at = health.source_read_at.load(Ordering::Relaxed);
+    let (last_read, age) = if read_at == 0 {
+        (serde_json::Value::Null, serde_json::Value::Null)
+    } else {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(read_at);
+        let age = std::time::SystemTime::now().duration_since(at).map_or(0, |d| d.as_secs());
+        (crate::core::text::rfc3339(at).into(), age.into())
+    };
+    let error = health.source_error.lock().ok().and_then(|e| e.clone());
+    serde_json::json!({
+        "kind": "gravitino",
+        "last_read": last_read,
+        "age_seconds": age,
+        "failures": health.source_failures.load(Ordering::Relaxed),
+        "error": error,
+    })
 }
 
 fn plain(status: StatusCode, content_type: &'static str, body: String) -> Response<Full<Bytes>> {

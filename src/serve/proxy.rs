@@ -26,6 +26,11 @@ use http::{HeaderValue, Request, Response};
 use hyper::body::Incoming;
 use std::sync::Arc;
 
+/// No policy has been read yet: a Gravitino policy source before its first good read.
+#[derive(Debug, thiserror::Error)]
+#[error("icegate has not read its policy from its source yet; try again shortly")]
+pub struct NoPolicyYet;
+
 /// Serves one request.
 pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<identity::Peer>) -> Response<Body> {
     let state = shared.state.load_full();
@@ -79,6 +84,10 @@ async fn pipeline(
 ) -> Result<Response<Body>, Stop> {
     let snap = &state.snapshot;
     let settings = &shared.settings;
+    // A Gravitino source not read yet: nothing to decide with (docs/design.md §9).
+    if state.generation == 0 {
+        return Err(error::stop(None)(NoPolicyYet));
+    }
     let (mut parts, body) = request.into_parts();
 
     // accept

@@ -83,6 +83,13 @@ impl From<&OwnersError> for Refusal {
     }
 }
 
+impl From<&crate::serve::proxy::NoPolicyYet> for Refusal {
+    /// Nothing is decided before the policy source was first read (docs/design.md §9).
+    fn from(e: &crate::serve::proxy::NoPolicyYet) -> Self {
+        Self::new(503, "ServiceUnavailableException", e.to_string())
+    }
+}
+
 impl From<&IdentityError> for Refusal {
     fn from(e: &IdentityError) -> Self {
         Self::new(401, "NotAuthorizedException", e.to_string())

@@ -120,7 +120,10 @@ impl Shared {
         let owners = crate::ops::owners::Owners::open_on(&config.owners, clock.clone());
         let mut upstream = upstream;
         let mut metrics = crate::ops::metrics::Metrics::new();
-        metrics.generation.set(1);
+        // A Gravitino source starts with nothing read: generation 0 serves nothing (503) until
+        // the first good read publishes generation 1 (docs/design.md §9).
+        let generation = if config.gravitino_source().is_some() { 0 } else { 1 };
+        metrics.generation.set(generation);
         upstream.attach(&mut metrics);
         let (owners_index, owners_version) = owners.indexed();
         Arc::new(Self {
@@ -132,7 +135,7 @@ impl Shared {
             ),
             state: Published::new(DecisionState {
                 snapshot: Arc::new(snapshot),
-                generation: 1,
+                generation: generation.unsigned_abs(),
                 loaded_at: std::time::SystemTime::now(),
                 shadow: shadow.map(Arc::new),
                 owners: owners_index,

@@ -21,6 +21,7 @@ mod deploy;
 mod docs;
 mod drift;
 mod fake_upstream;
+mod gravitino;
 mod identity_jwt;
 mod java_names;
 mod logs;

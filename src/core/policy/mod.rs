@@ -6,6 +6,7 @@ pub mod diagnostic;
 pub mod entries;
 pub mod eval;
 pub mod explain;
+pub mod gravitino;
 mod json;
 mod lint;
 pub mod load;

@@ -15,6 +15,9 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
+mod source;
+pub use source::poll_gravitino;
+
 /// What a reload reads and publishes into: the serving process's shared state implements it.
 pub trait Host: Send + Sync + 'static {
     fn config(&self) -> &Config;
@@ -75,6 +78,13 @@ pub fn reload_now(shared: &impl Host) -> Outcome {
         Ok(live) => live,
         Err(e) => return failed(shared, "policy", policy, &e),
     };
+    publish(shared, &current, live)
+}
+
+/// Publishes `live` (a new live snapshot, `None` when it did not change) with the shadow
+/// candidate loaded again if its file changed: generation +1 for a new live snapshot. Blocking
+/// (the shadow is a file): run it off the request path.
+pub fn publish(shared: &impl Host, current: &DecisionState, live: Option<Arc<Snapshot>>) -> Outcome {
     let shadow = match (&shared.config().shadow_policy, &current.shadow) {
         (None, _) => None,
         (Some(path), Some(old)) => match load_if_changed(path, old) {
@@ -166,6 +176,21 @@ fn triggered<H: Host>(
     let watch_tx = reload.watch.then(|| tx.clone());
     let mut watcher = watch_tx.as_ref().and_then(|tx| watch(&*shared, tx.clone()));
     spawn_sighup(tx.clone());
+    let reader = shared.config().gravitino_source().map(|g| {
+        let every = Duration::from_secs(g.poll_seconds);
+        let tx = tx.clone();
+        // The first read at once: nothing is served before it (docs/design.md §9).
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                if tx.send("gravitino poll").await.is_err() {
+                    return;
+                }
+            }
+        });
+        crate::ops::gravitino::Reader::new(g)
+    });
     if reload.poll_seconds > 0 {
         let tx = tx.clone();
         let every = Duration::from_secs(reload.poll_seconds);
@@ -217,8 +242,18 @@ fn triggered<H: Host>(
                 }
             }
             tracing::debug!(trigger, "reloading the policy");
-            let shared = Arc::clone(&shared);
-            let _ = tokio::task::spawn_blocking(move || reload_now(&*shared)).await;
+            match &reader {
+                None => {
+                    let shared = Arc::clone(&shared);
+                    let _ = tokio::task::spawn_blocking(move || reload_now(&*shared)).await;
+                }
+                Some(Ok(reader)) => {
+                    poll_gravitino(&shared, reader).await;
+                }
+                Some(Err(e)) => {
+                    source::refused(&*shared, "failure", &e.to_string());
+                }
+            }
         }
     }
 }

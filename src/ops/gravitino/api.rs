@@ -1,0 +1,154 @@
+//! The calls to Gravitino's REST API: through the process's one side-call client
+//! (net/outbound.rs: its roots, `[outbound]`'s egress proxy, `gravitino.ca_file` trusted besides),
+//! the credential of `gravitino.auth` on every call, and an answer read as JSON only when it says
+//! success.
+
+use super::SourceError;
+use crate::config::{ClientAuth, Gravitino, GravitinoAuth};
+use crate::net::outbound::Outbound;
+use base64::Engine;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use serde::de::DeserializeOwned;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The largest answer read: a metalake's lists of 10,000 tables and more (docs/gravitino-source.md).
+const MAX_ANSWER: usize = 256 << 20;
+
+/// Gravitino's REST API v1 media type.
+const ACCEPT: &str = "application/vnd.gravitino.v1+json";
+
+/// What a path segment keeps unencoded (RFC 3986 unreserved).
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// A path segment, percent-encoded.
+pub fn segment(s: &str) -> String {
+    utf8_percent_encode(s, SEGMENT).to_string()
+}
+
+/// A client of one metalake's API.
+#[derive(Debug)]
+pub struct Api {
+    outbound: Outbound,
+    /// `{url}/api/metalakes/{metalake}`.
+    base: String,
+    config: Gravitino,
+    /// An OAuth2 token and when it is to be replaced.
+    token: Mutex<Option<(String, Instant)>>,
+}
+
+impl Api {
+    pub fn new(config: &Gravitino) -> Result<Self, SourceError> {
+        let setup = |e: crate::net::outbound::OutboundError| SourceError::Setup(e.to_string());
+        let shared = crate::net::outbound::shared().map_err(setup)?;
+        let outbound = match config.ca_file.as_deref() {
+            Some(ca) => shared.with_ca(ca).map_err(setup)?,
+            None => shared,
+        };
+        let base = format!("{}/api/metalakes/{}", config.url.trim_end_matches('/'), segment(&config.metalake));
+        Ok(Self { outbound, base, config: config.clone(), token: Mutex::new(None) })
+    }
+
+    /// GETs `{base}{path}` (`path` starts with `/` and is already encoded) and reads its JSON;
+    /// `Ok(None)` on a 404 when `missing_ok`.
+    pub async fn get<T: DeserializeOwned>(&self, path: &str, missing_ok: bool) -> Result<Option<T>, SourceError> {
+        let url = format!("{}{path}", self.base);
+        let authorization = self.authorization().await?;
+        let unreachable = |message: String| SourceError::Unreachable { url: url.clone(), message };
+        let request = (self.outbound.client().get(&url))
+            .header(reqwest::header::ACCEPT, ACCEPT)
+            .header(reqwest::header::AUTHORIZATION, authorization)
+            .timeout(Duration::from_millis(self.config.timeout_ms))
+            .build()
+            .map_err(|e| unreachable(crate::core::text::error_chain(&e)))?;
+        let response = self.outbound.send(request).await.map_err(|e| unreachable(e.to_string()))?;
+        let status = response.status();
+        let bytes = crate::net::outbound::read(response, MAX_ANSWER).await.map_err(unreachable)?;
+        if status == reqwest::StatusCode::NOT_FOUND && missing_ok {
+            return Ok(None);
+        }
+        let envelope = serde_json::from_slice::<crate::core::policy::gravitino::wire::Envelope>(&bytes).ok();
+        if !status.is_success() || envelope.as_ref().is_some_and(|e| e.code != 0) {
+            let (kind, message) = envelope.map(|e| (e.kind, e.message)).unwrap_or_default();
+            return Err(SourceError::Refused {
+                url,
+                status: status.as_u16(),
+                message: [kind, message].into_iter().flatten().collect::<Vec<_>>().join(": "),
+            });
+        }
+        serde_json::from_slice(&bytes).map(Some).map_err(|e| SourceError::Answer { url, message: e.to_string() })
+    }
+
+    /// The `Authorization` value of `gravitino.auth`.
+    async fn authorization(&self) -> Result<String, SourceError> {
+        match self.config.auth {
+            GravitinoAuth::Simple => {
+                // Gravitino's simple authenticator takes the user from Basic credentials and checks
+                // no password; its own clients send `user:dummy`.
+                let user = self.config.user.as_deref().unwrap_or_default();
+                let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:dummy"));
+                Ok(format!("Basic {encoded}"))
+            }
+            GravitinoAuth::Bearer => {
+                let file = self.config.token_file.as_deref().unwrap_or_else(|| std::path::Path::new(""));
+                let token = std::fs::read_to_string(file)
+                    .map_err(|e| SourceError::Token(format!("cannot read `{}`: {e}", file.display())))?;
+                Ok(format!("Bearer {}", token.trim()))
+            }
+            GravitinoAuth::OAuth2 => Ok(format!("Bearer {}", self.oauth2_token().await?)),
+        }
+    }
+
+    /// A client-credentials token, kept until a minute (or a tenth of its life) before it expires.
+    async fn oauth2_token(&self) -> Result<String, SourceError> {
+        let now = Instant::now();
+        if let Some((token, until)) = self.token.lock().ok().and_then(|t| t.clone())
+            && now < until
+        {
+            return Ok(token);
+        }
+        let Some(oauth2) = &self.config.oauth2 else {
+            return Err(SourceError::Token("no `[gravitino.oauth2]`".into()));
+        };
+        let secret = oauth2.read_secret().map_err(SourceError::Token)?;
+        let mut form: Vec<(&str, &str)> = vec![("grant_type", "client_credentials")];
+        for (key, value) in [("scope", &oauth2.scope), ("audience", &oauth2.audience), ("resource", &oauth2.resource)] {
+            if let Some(v) = value {
+                form.push((key, v));
+            }
+        }
+        let mut request = self.outbound.client().post(&oauth2.token_endpoint);
+        match oauth2.client_auth {
+            ClientAuth::Post => {
+                form.push(("client_id", &oauth2.client_id));
+                form.push(("client_secret", &secret));
+            }
+            ClientAuth::Basic => {
+                let enc = |s: &str| form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+                request = request.basic_auth(enc(&oauth2.client_id), Some(enc(&secret)));
+            }
+        }
+        let failed = |message: String| SourceError::Token(format!("token endpoint: {message}"));
+        let request = request
+            .form(&form)
+            .timeout(Duration::from_millis(self.config.timeout_ms))
+            .build()
+            .map_err(|e| failed(crate::core::text::error_chain(&e)))?;
+        let response = self.outbound.send(request).await.map_err(|e| failed(e.to_string()))?;
+        if !response.status().is_success() {
+            return Err(failed(format!("answered {}", response.status().as_u16())));
+        }
+        #[derive(serde::Deserialize)]
+        struct Granted {
+            access_token: String,
+            expires_in: Option<u64>,
+        }
+        let granted: Granted = response.json().await.map_err(|e| failed(format!("unreadable answer: {e}")))?;
+        let life = Duration::from_secs(granted.expires_in.unwrap_or(300));
+        let until = now + life.saturating_sub((life / 10).min(Duration::from_secs(60)));
+        if let Ok(mut held) = self.token.lock() {
+            *held = Some((granted.access_token.clone(), until));
+        }
+        Ok(granted.access_token)
+    }
+}
