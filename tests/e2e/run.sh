@@ -57,5 +57,7 @@ bash "$ROOT/tests/e2e/trino_way.sh"
 # Two upstreams behind one icegate (issue 29, docs/design.md §7): two dev catalogs, one policy,
 # routing by catalog and by getConfig's warehouse, one upstream stopped: its own processes.
 bash "$ROOT/tests/e2e/many_upstreams.sh"
+# The fake Gravitino of the policy-source tests read by Gravitino's own Python client (issue 48).
+bash "$ROOT/tests/e2e/gravitino_client.sh"
 # The access report (`icegate report`) in headless Chromium: the DOM, its filters, a screenshot.
 bash "$ROOT/tests/e2e/report.sh"
