@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Trino's way of calling, end to end (issue 29): Trino cannot run here, but its Iceberg connector
+# Trino's way of calling, end to end (issue 29; a real Trino runs in tests/live/trino.sh): its Iceberg connector
 # is Iceberg's Java RESTSessionCatalog configured from the catalog file; tests/e2e/trino/
 # TrinoWay.java builds it with exactly Trino's property map from a Trino catalog file and makes
 # the calls behind SHOW SCHEMAS, SHOW TABLES, SELECT and INSERT (the Trino sources it follows
