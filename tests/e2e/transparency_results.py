@@ -117,6 +117,11 @@ def section8_config(config, table_path):
         if key in out:
             out[key] = f"{table_path}/credentials"
     if any(k in out for k in SIGNER_KEYS) or out.get("s3.remote-signing-enabled") == "true":
+        # the offer of icegate's signer is complete for every client (issue 45), unless the
+        # upstream turned signing off
+        if str(out.get("s3.remote-signing-enabled", "")).strip().lower() != "false":
+            out["s3.remote-signing-enabled"] = "true"
+            out["s3.signer"] = "S3V4RestSigner"
         for uri, endpoint in (("s3.signer.uri", "s3.signer.endpoint"), ("signer.uri", "signer.endpoint")):
             out.pop(uri, None)
             out[endpoint] = f"{table_path}/sign"
