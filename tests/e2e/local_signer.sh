@@ -26,43 +26,7 @@ ICEGATE="$ROOT/target/debug/icegate"
 start_work local-signer
 
 BUCKET=icegate-local
-# No AWS settings of the machine reach moto, the catalog, the clients or icegate.
-unset AWS_PROFILE AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_WEB_IDENTITY_TOKEN_FILE AWS_ROLE_ARN
-export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null AWS_EC2_METADATA_DISABLED=true
-"$MOTO_VENV/bin/python" "$E2E/signing_moto.py" "$BUCKET" >"$WORK/moto.log" 2>&1 &
-PIDS+=($!)
-wait_for "$WORK/moto.log" "moto listening on" "${PIDS[-1]}"
-read -r MOTO KEY SECRET ROLE ROLES < <(grep -a 'moto listening on' "$WORK/moto.log" | awk '{print $4, $6, $8, $10, $12}')
-
-"$DEV/run.sh" 0 "$WORK/warehouse" --quiet >"$WORK/catalog.log" 2>&1 &
-PIDS+=($!)
-wait_for "$WORK/catalog.log" "dev-catalog listening on" "${PIDS[-1]}"
-CATALOG="$(grep -ao 'http://127.0.0.1:[0-9]*' "$WORK/catalog.log" | head -1)"
-
-PORT="$(free_port)"
-cat >"$WORK/icegate.toml" <<TOML
-listen = "127.0.0.1:$PORT"
-admin_listen = "127.0.0.1:0"
-policy = "$E2E/local-signer-policy.yaml"
-
-[upstream]
-url = "$CATALOG"
-
-[credentials.signing]
-signer = "local"
-# The tables' config names no S3 endpoint (the dev catalog knows none): sign requests name moto.
-endpoints = [{ url = "$MOTO", path_style = true }]
-
-[credentials.sts]
-role_arn = "$ROLE"
-endpoint = "$MOTO"
-region = "us-east-1"
-TOML
-# icegate's own key (the chain's environment): it only assumes the role, which signs.
-AWS_ACCESS_KEY_ID="$KEY" AWS_SECRET_ACCESS_KEY="$SECRET" "$ICEGATE" serve --config "$WORK/icegate.toml" \
-  >"$WORK/icegate.log" 2>&1 &
-PIDS+=($!)
-wait_for "$WORK/icegate.log" "icegate listening" "${PIDS[-1]}"
+local_signer_stack "$E2E/local-signer-policy.yaml" "$BUCKET"
 echo "local signer e2e: moto $MOTO, catalog $CATALOG, icegate http://127.0.0.1:$PORT" >&2
 if ! "$SIGN_VENV/bin/python" "$E2E/local_signer.py" --gate "http://127.0.0.1:$PORT" --catalog "$CATALOG" \
   --moto "$MOTO" --bucket "$BUCKET" --key-id "$KEY" --secret "$SECRET" --roles "$ROLES" --role "$ROLE"; then

@@ -21,7 +21,6 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 E2E="$ROOT/tests/e2e"
 DEV="$ROOT/deploy/dev-catalog"
-IDP_SRC="$ROOT/tests/upstream_auth"
 . "$E2E/lib.sh"
 START=$SECONDS
 
@@ -37,12 +36,7 @@ if [ ! -f "$CLASSES/TrinoWay.class" ] || [ "$E2E/trino/TrinoWay.java" -nt "$CLAS
   javac -nowarn -encoding UTF-8 -d "$CLASSES" -cp "$CP" "$E2E/trino/TrinoWay.java"
 fi
 OUT="$ROOT/target/upstream-auth"
-mkdir -p "$OUT/node"
-if ! cmp -s "$IDP_SRC/package-lock.json" "$OUT/node/package-lock.json" || [ ! -d "$OUT/node/node_modules" ]; then
-  cp "$IDP_SRC/package.json" "$IDP_SRC/package-lock.json" "$OUT/node/"
-  (cd "$OUT/node" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
-fi
-cp "$IDP_SRC/idp.mjs" "$OUT/node/idp.mjs"
+idp_install
 (cd "$ROOT" && cargo build --locked --quiet)
 ICEGATE="$ROOT/target/debug/icegate"
 "$ICEGATE" check --policy "$E2E/trino-policy.yaml" >/dev/null

@@ -36,43 +36,8 @@ echo "spark s3fileio: installed in $((SECONDS - START)) s" >&2
 start_work spark-s3fileio
 trap 'exit 130' INT TERM
 BUCKET=icegate-spark
-# No AWS settings of the machine reach moto, the catalog, Spark or icegate.
-unset AWS_PROFILE AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_WEB_IDENTITY_TOKEN_FILE AWS_ROLE_ARN
-export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null AWS_EC2_METADATA_DISABLED=true
 T0=$SECONDS
-"$MOTO_VENV/bin/python" "$E2E/signing_moto.py" "$BUCKET" >"$WORK/moto.log" 2>&1 &
-PIDS+=($!)
-wait_for "$WORK/moto.log" "moto listening on" "${PIDS[-1]}"
-read -r MOTO KEY SECRET ROLE _ < <(grep -a 'moto listening on' "$WORK/moto.log" | awk '{print $4, $6, $8, $10, $12}')
-
-"$DEV/run.sh" 0 "$WORK/warehouse" --quiet >"$WORK/catalog.log" 2>&1 &
-PIDS+=($!)
-wait_for "$WORK/catalog.log" "dev-catalog listening on" "${PIDS[-1]}"
-CATALOG="$(grep -ao 'http://127.0.0.1:[0-9]*' "$WORK/catalog.log" | head -1)"
-
-PORT="$(free_port)"
-cat >"$WORK/icegate.toml" <<TOML
-listen = "127.0.0.1:$PORT"
-admin_listen = "127.0.0.1:0"
-policy = "$LIVE/spark-s3fileio-policy.yaml"
-
-[upstream]
-url = "$CATALOG"
-
-[credentials.signing]
-signer = "local"
-# The tables' config names no S3 endpoint (the dev catalog knows none): sign requests name moto.
-endpoints = [{ url = "$MOTO", path_style = true }]
-
-[credentials.sts]
-role_arn = "$ROLE"
-endpoint = "$MOTO"
-region = "us-east-1"
-TOML
-AWS_ACCESS_KEY_ID="$KEY" AWS_SECRET_ACCESS_KEY="$SECRET" "$ICEGATE" serve --config "$WORK/icegate.toml" \
-  >"$WORK/icegate.log" 2>&1 &
-PIDS+=($!)
-wait_for "$WORK/icegate.log" "icegate listening" "${PIDS[-1]}"
+local_signer_stack "$LIVE/spark-s3fileio-policy.yaml" "$BUCKET"
 echo "spark s3fileio: moto $MOTO, catalog $CATALOG, icegate http://127.0.0.1:$PORT (up in $((SECONDS - T0)) s)" >&2
 
 export SPARK_LOCAL_IP=127.0.0.1 SPARK_LOCAL_DIRS="$WORK/spark-local" PYSPARK_PYTHON="$SPARK_VENV/bin/python"

@@ -22,7 +22,6 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 E2E="$ROOT/tests/e2e"
 LIVE="$ROOT/tests/live/trino"
 DEV="$ROOT/deploy/dev-catalog"
-IDP_SRC="$ROOT/tests/upstream_auth"
 . "$E2E/lib.sh"
 . "$LIVE/lib.sh"
 START=$SECONDS
@@ -31,12 +30,7 @@ START=$SECONDS
 MOTO_VENV="$ROOT/target/e2e-moto-venv"
 venv "$MOTO_VENV" "$E2E/requirements-moto.txt"
 OUT="$ROOT/target/upstream-auth"
-mkdir -p "$OUT/node"
-if ! cmp -s "$IDP_SRC/package-lock.json" "$OUT/node/package-lock.json" || [ ! -d "$OUT/node/node_modules" ]; then
-  cp "$IDP_SRC/package.json" "$IDP_SRC/package-lock.json" "$OUT/node/"
-  (cd "$OUT/node" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
-fi
-cp "$IDP_SRC/idp.mjs" "$OUT/node/idp.mjs"
+idp_install
 (cd "$ROOT" && cargo build --locked --quiet)
 ICEGATE="$ROOT/target/debug/icegate"
 "$ICEGATE" check --policy "$LIVE/policy.yaml" >/dev/null

@@ -25,12 +25,7 @@ OUT="$ROOT/target/upstream-auth"
 SECONDS_RUN="${UPSTREAM_AUTH_SECONDS:-180}"
 TOKEN_TTL=10
 
-mkdir -p "$OUT/node"
-if ! cmp -s "$HERE/package-lock.json" "$OUT/node/package-lock.json" || [ ! -d "$OUT/node/node_modules" ]; then
-  cp "$HERE/package.json" "$HERE/package-lock.json" "$OUT/node/"
-  (cd "$OUT/node" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
-fi
-cp "$HERE/idp.mjs" "$OUT/node/idp.mjs"
+idp_install
 venv "$OUT/venv" "$HERE/requirements.txt"
 PY="$OUT/venv/bin/python"
 (cd "$ROOT" && cargo build --locked --quiet)
