@@ -88,6 +88,9 @@ step() {
   "$@"
   echo "== test.sh: \`$*\` took $((SECONDS - started)) s" >&2
 }
+# fuzz/Cargo.lock is its own workspace's: checked first, since a stale one otherwise stops only
+# the last step (scripts/fuzz.sh), 25 minutes in. The fix: `cargo update -w` in fuzz/.
+step cargo metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null
 step cargo clippy --locked --all-targets -- -D warnings
 step cargo test --locked
 # the example policy's decision tests, run as a policy repository's CI runs them (docs/policy-ci.md)
