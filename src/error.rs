@@ -5,14 +5,14 @@
 
 use crate::core::iceberg::OperationId;
 use crate::core::iceberg::body::BodyError;
+use crate::core::iceberg::errors::ErrorKind;
 use crate::core::refused::{self, Answer, Refused};
 
 /// An answer icegate gives itself, without forwarding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refusal {
-    pub status: u16,
-    /// The Iceberg error `type`.
-    pub kind: &'static str,
+    /// The Iceberg error: its status and `type`.
+    pub kind: ErrorKind,
     pub message: String,
     /// A policy decision `icegate explain` can show the reasons of (a denied operation).
     pub explainable: bool,
@@ -27,9 +27,8 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    pub fn new(status: u16, kind: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Self {
-            status,
             kind,
             message: message.into(),
             explainable: false,
@@ -39,12 +38,42 @@ impl Refusal {
         }
     }
 
+    /// The HTTP status answered.
+    pub fn status(&self) -> u16 {
+        self.kind.status()
+    }
+
     pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::new(400, "BadRequestException", message)
+        Self::new(ErrorKind::BadRequest, message)
+    }
+
+    pub fn not_authorized(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::NotAuthorized, message)
     }
 
     pub fn forbidden(message: impl Into<String>) -> Self {
-        Self::new(403, "ForbiddenException", message)
+        Self::new(ErrorKind::Forbidden, message)
+    }
+
+    pub fn request_timeout(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::RequestTimeout, message)
+    }
+
+    /// icegate failed at what it should have done: the one 500.
+    pub fn service_failure(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::ServiceFailure, message)
+    }
+
+    pub fn bad_gateway(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::BadGateway, message)
+    }
+
+    pub fn service_unavailable(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::ServiceUnavailable, message)
+    }
+
+    pub fn gateway_timeout(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::GatewayTimeout, message)
     }
 
     /// Appends how to see why: the `icegate explain` command with the request's own
@@ -86,11 +115,7 @@ impl Refusal {
 
     /// An upstream redirect, which is never relayed: it could send the client around icegate.
     pub fn upstream_redirect(status: u16) -> Self {
-        Self::new(
-            502,
-            "BadGatewayException",
-            format!("the upstream answered with a redirect ({status}), which icegate does not relay"),
-        )
+        Self::bad_gateway(format!("the upstream answered with a redirect ({status}), which icegate does not relay"))
     }
 
     /// An upstream response icegate must read and could not: the message never quotes what the
@@ -98,7 +123,7 @@ impl Refusal {
     /// detail goes to icegate's log.
     pub fn unreadable_upstream(what: &str, detail: &dyn std::fmt::Display) -> Self {
         let message = format!("the upstream's {what} could not be read; icegate's log has the details");
-        Self::new(502, "BadGatewayException", message).logged(format!("upstream {what} refused"), detail)
+        Self::bad_gateway(message).logged(format!("upstream {what} refused"), detail)
     }
 
     /// This refusal, with `detail` for icegate's log under `event`.
@@ -109,7 +134,7 @@ impl Refusal {
     /// The response body.
     pub fn to_json(&self) -> String {
         serde_json::json!({
-            "error": { "message": self.message, "type": self.kind, "code": self.status }
+            "error": { "message": self.message, "type": self.kind.type_name(), "code": self.kind.status() }
         })
         .to_string()
     }
@@ -138,14 +163,14 @@ impl From<Refused> for Refusal {
         Self {
             explainable: e.explainable(),
             explain_inputs: e.explain_inputs(),
-            ..Self::new(e.status(), e.kind(), e.to_string())
+            ..Self::new(e.error_kind(), e.to_string())
         }
     }
 }
 
 impl Answer for Refusal {
     fn status(&self) -> u16 {
-        self.status
+        self.kind.status()
     }
 
     fn message(&self) -> String {
@@ -155,13 +180,13 @@ impl Answer for Refusal {
 
 impl From<&BodyError> for Refusal {
     fn from(e: &BodyError) -> Self {
-        Self::new(refused::body_status(e), refused::body_kind(e), e.to_string())
+        Self::new(refused::body_error_kind(e), e.to_string())
     }
 }
 
 impl From<&crate::core::credentials::storage::SignerError> for Refusal {
     fn from(e: &crate::core::credentials::storage::SignerError) -> Self {
-        Self::new(502, "BadGatewayException", e.to_string())
+        Self::bad_gateway(e.to_string())
     }
 }
 
@@ -177,8 +202,8 @@ impl From<&crate::core::credentials::sign::bind::BindError> for Refusal {
     fn from(e: &crate::core::credentials::sign::bind::BindError) -> Self {
         use crate::core::credentials::sign::bind::BindError;
         match e {
-            BindError::Request(_) => Self::new(500, "ServiceFailureException", e.to_string()),
-            BindError::Unbound(_) => Self::new(502, "BadGatewayException", e.to_string()),
+            BindError::Request(_) => Self::service_failure(e.to_string()),
+            BindError::Unbound(_) => Self::bad_gateway(e.to_string()),
         }
     }
 }
@@ -197,7 +222,7 @@ mod tests {
     fn upstream_words_go_to_the_log_not_the_caller() {
         let refused =
             Refusal::from(Refused::List(crate::core::iceberg::list::ListError::Shape("`secret_table`".into())));
-        assert_eq!((refused.status, refused.kind), (502, "BadGatewayException"));
+        assert_eq!((refused.status(), refused.kind.type_name()), (502, "BadGatewayException"));
         assert!(!refused.message.contains("secret_table"), "{}", refused.message);
         let (event, detail) = *refused.log.unwrap();
         assert_eq!(event, "upstream list response refused");
@@ -210,11 +235,11 @@ mod tests {
             operation: crate::core::iceberg::OperationId::LoadTable,
             object: "a.t".into(),
         });
-        assert_eq!((denied.status, denied.kind, denied.explainable), (403, "ForbiddenException", true));
+        assert_eq!((denied.status(), denied.kind.type_name(), denied.explainable), (403, "ForbiddenException", true));
         assert_eq!(denied.message, "not authorized to loadTable `a.t`");
         let missing = Refusal::from(Refused::NotFound { view: true, object: "a.v".into() });
         assert_eq!(
-            (missing.status, missing.kind, missing.message.as_str()),
+            (missing.status(), missing.kind.type_name(), missing.message.as_str()),
             (404, "NoSuchViewException", "view does not exist: `a.v`")
         );
         assert!(missing.log.is_none() && !missing.explainable);

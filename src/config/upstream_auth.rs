@@ -2,7 +2,6 @@
 //! upstream of its own (docs/design.md §6), and the checks that make a bad one fail at start-up.
 
 use super::error::ConfigError;
-use super::upstream::{Upstream, UpstreamAuth};
 use serde::Deserialize;
 use std::path::PathBuf;
 
@@ -67,34 +66,6 @@ impl OAuth2 {
     }
 }
 
-/// The checks of `upstream.auth` and its section.
-pub fn validate(upstream: &Upstream) -> Result<(), ConfigError> {
-    match upstream.auth {
-        UpstreamAuth::Passthrough => Ok(()),
-        UpstreamAuth::Service if upstream.service_authorization.is_none() => Err(ConfigError::Invalid {
-            key: "upstream.service_authorization",
-            message: "required when `upstream.auth` is `service`".into(),
-        }),
-        UpstreamAuth::Service => Ok(()),
-        UpstreamAuth::OAuth2 => {
-            let oauth2 = upstream.oauth2.as_ref().ok_or_else(|| ConfigError::Invalid {
-                key: "upstream.oauth2",
-                message: "required when `upstream.auth` is `oauth2`".into(),
-            })?;
-            validate_oauth2(oauth2, "upstream.oauth2")
-        }
-        UpstreamAuth::SigV4 => {
-            let invalid = |message: String| ConfigError::Invalid { key: "upstream.sigv4", message };
-            let sigv4 =
-                upstream.sigv4.as_ref().ok_or_else(|| invalid("required when `upstream.auth` is `sigv4`".into()))?;
-            if sigv4.service.is_empty() || sigv4.region.is_empty() {
-                return Err(invalid("`service` (e.g. `glue`, `s3tables`) and `region` are required".into()));
-            }
-            Ok(())
-        }
-    }
-}
-
 /// The checks of one OAuth2 client-credentials section (`[upstream.oauth2]`,
 /// `[gravitino.oauth2]`), reported under `key`.
 pub fn validate_oauth2(oauth2: &OAuth2, key: &'static str) -> Result<(), ConfigError> {
@@ -114,55 +85,4 @@ pub fn validate_oauth2(oauth2: &OAuth2, key: &'static str) -> Result<(), ConfigE
         return Err(invalid("`client_id` is required".into()));
     }
     oauth2.read_secret().map(drop).map_err(|m| invalid(format!("the client secret: {m}")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn with(auth: UpstreamAuth, oauth2: Option<OAuth2>) -> Upstream {
-        Upstream { auth, oauth2, ..Upstream::default() }
-    }
-
-    #[test]
-    fn a_bad_oauth2_section_says_what_is_wrong() {
-        let message = |u: &Upstream| validate(u).unwrap_err().to_string();
-        assert!(message(&with(UpstreamAuth::OAuth2, None)).contains("required when `upstream.auth` is `oauth2`"));
-        let base = OAuth2 {
-            token_endpoint: "ftp://idp/token".into(),
-            client_id: "icegate".into(),
-            client_secret_env: Some("ICEGATE_TEST_SURELY_UNSET_VARIABLE".into()),
-            ..OAuth2::default()
-        };
-        let m = message(&with(UpstreamAuth::OAuth2, Some(base.clone())));
-        assert!(m.contains("`ftp://idp/token` is not an http or https url"), "{m}");
-        let unset = OAuth2 { token_endpoint: "https://idp/token".into(), ..base.clone() };
-        let m = message(&with(UpstreamAuth::OAuth2, Some(unset.clone())));
-        assert!(m.contains("environment variable `ICEGATE_TEST_SURELY_UNSET_VARIABLE` is not set"), "{m}");
-        let unreadable = OAuth2 {
-            client_secret_env: None,
-            client_secret_file: Some("/nonexistent/icegate-secret".into()),
-            ..unset.clone()
-        };
-        let m = message(&with(UpstreamAuth::OAuth2, Some(unreadable)));
-        assert!(m.contains("cannot read `/nonexistent/icegate-secret`"), "{m}");
-        let both = OAuth2 { client_secret_file: Some("/x".into()), ..unset };
-        let m = message(&with(UpstreamAuth::OAuth2, Some(both)));
-        assert!(m.contains("set one of `client_secret_file` and `client_secret_env`"), "{m}");
-    }
-
-    #[test]
-    fn sigv4_needs_its_service_and_region() {
-        let u = Upstream {
-            auth: UpstreamAuth::SigV4,
-            sigv4: Some(SigV4 { service: "glue".into(), ..SigV4::default() }),
-            ..Upstream::default()
-        };
-        assert!(validate(&u).unwrap_err().to_string().contains("`region` are required"));
-        let u = Upstream {
-            sigv4: Some(SigV4 { service: "glue".into(), region: "eu-west-1".into(), sts_endpoint: None }),
-            ..u
-        };
-        assert!(validate(&u).is_ok());
-    }
 }

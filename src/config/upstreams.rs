@@ -112,7 +112,7 @@ fn of_entry(name: &str, e: ConfigError) -> ConfigError {
 
 /// The checks of one upstream's own settings, the same in both forms.
 pub(super) fn validate_one(upstream: &Upstream, credentials: &Credentials) -> Result<(), ConfigError> {
-    super::upstream_auth::validate(upstream)?;
+    super::upstream::validate(upstream)?;
     if let Some(probe) = &upstream.readiness_probe
         && (!probe.starts_with('/') || probe.parse::<http::uri::PathAndQuery>().is_err())
     {

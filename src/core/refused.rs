@@ -6,6 +6,7 @@
 
 use crate::core::iceberg::OperationId;
 use crate::core::iceberg::body::BodyError;
+use crate::core::iceberg::errors::ErrorKind;
 use crate::core::iceberg::list::ListError;
 use crate::core::iceberg::location::LocationError;
 use crate::core::iceberg::path::PathError;
@@ -132,10 +133,10 @@ fn denied(operation: OperationId, object: &str) -> String {
 }
 
 impl Refused {
-    /// The HTTP status of the Iceberg error this refusal answers with.
-    pub fn status(&self) -> u16 {
+    /// The Iceberg error this refusal answers with.
+    pub fn error_kind(&self) -> ErrorKind {
         match self {
-            Self::Target(_) | Self::PageToken | Self::Header(_) => 400,
+            Self::Target(_) | Self::PageToken | Self::Header(_) | Self::Location(_) => ErrorKind::BadRequest,
             Self::UnknownRoute { .. }
             | Self::UnknownPrefix { .. }
             | Self::NoCatalog
@@ -147,46 +148,22 @@ impl Refused {
             | Self::LocationOutside { .. }
             | Self::NoNamespaceDirectory { .. }
             | Self::Restricted { .. }
-            | Self::Uncovered { .. } => 403,
-            Self::Location(_) => 400,
-            Self::NotFound { .. } => 404,
-            Self::Collides { .. } => 409,
+            | Self::Uncovered { .. } => ErrorKind::Forbidden,
+            Self::NotFound { view: true, .. } => ErrorKind::NoSuchView,
+            Self::NotFound { view: false, .. } => ErrorKind::NoSuchTable,
+            Self::Collides { .. } => ErrorKind::AlreadyExists,
             Self::CollisionUnknown { .. }
             | Self::NamespaceDirectoryUnknown { .. }
-            | Self::TableMetadataUnknown { .. } => 503,
-            Self::Body(e) => body_status(e),
-            Self::List(_) => 502,
-            Self::Unanswered => 500,
+            | Self::TableMetadataUnknown { .. } => ErrorKind::ServiceUnavailable,
+            Self::Body(e) => body_error_kind(e),
+            Self::List(_) => ErrorKind::BadGateway,
+            Self::Unanswered => ErrorKind::ServiceFailure,
         }
     }
 
-    /// The Iceberg error `type`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Self::Target(_) | Self::PageToken | Self::Header(_) => "BadRequestException",
-            Self::UnknownRoute { .. }
-            | Self::UnknownPrefix { .. }
-            | Self::NoCatalog
-            | Self::Unserved { .. }
-            | Self::Narrow(_)
-            | Self::Denied { .. }
-            | Self::Rename { .. }
-            | Self::Purge { .. }
-            | Self::LocationOutside { .. }
-            | Self::NoNamespaceDirectory { .. }
-            | Self::Restricted { .. }
-            | Self::Uncovered { .. } => "ForbiddenException",
-            Self::Location(_) => "BadRequestException",
-            Self::NotFound { view: true, .. } => "NoSuchViewException",
-            Self::NotFound { view: false, .. } => "NoSuchTableException",
-            Self::Collides { .. } => "AlreadyExistsException",
-            Self::CollisionUnknown { .. }
-            | Self::NamespaceDirectoryUnknown { .. }
-            | Self::TableMetadataUnknown { .. } => "ServiceUnavailableException",
-            Self::Body(e) => body_kind(e),
-            Self::List(_) => "BadGatewayException",
-            Self::Unanswered => "InternalServerError",
-        }
+    /// The HTTP status of the Iceberg error this refusal answers with.
+    pub fn status(&self) -> u16 {
+        self.error_kind().status()
     }
 
     /// A policy decision `icegate explain` can show the reasons of (a denied operation).
@@ -227,21 +204,12 @@ impl Refused {
     }
 }
 
-/// The status a refused request body answers with.
-pub fn body_status(e: &BodyError) -> u16 {
+/// The Iceberg error a refused request body answers with.
+pub fn body_error_kind(e: &BodyError) -> ErrorKind {
     match e {
-        BodyError::TooLarge { .. } => 413,
-        BodyError::UnsupportedEncoding(_) | BodyError::UnsupportedMediaType(_) => 415,
-        _ => 400,
-    }
-}
-
-/// The Iceberg error `type` of a refused request body.
-pub fn body_kind(e: &BodyError) -> &'static str {
-    match body_status(e) {
-        413 => "RequestEntityTooLargeException",
-        415 => "UnsupportedMediaTypeException",
-        _ => "BadRequestException",
+        BodyError::TooLarge { .. } => ErrorKind::RequestEntityTooLarge,
+        BodyError::UnsupportedEncoding(_) | BodyError::UnsupportedMediaType(_) => ErrorKind::UnsupportedMediaType,
+        _ => ErrorKind::BadRequest,
     }
 }
 

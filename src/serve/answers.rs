@@ -24,8 +24,8 @@ use hyper::body::Incoming;
 
 /// One served request's answers.
 #[derive(Debug)]
-pub struct Served<'a> {
-    shared: &'a Shared,
+pub struct Served<'s, 'a> {
+    shared: &'s Shared,
     snap: &'a Snapshot,
     method: &'a http::Method,
     caller: &'a HeaderMap,
@@ -39,13 +39,13 @@ pub struct Served<'a> {
     sign: Option<crate::serve::signing::Forward>,
     /// The upstream of the request's catalog, once classified; `None` for a catalog no upstream
     /// serves, which the sequence refuses before asking anything.
-    lane: Option<&'a Lane>,
+    lane: Option<&'s Lane>,
 }
 
-impl<'a> Served<'a> {
+impl<'s, 'a> Served<'s, 'a> {
     /// The answers of the request `parts` and `incoming` of `user`.
     pub fn new(
-        shared: &'a Shared,
+        shared: &'s Shared,
         snap: &'a Snapshot,
         parts: &'a http::request::Parts,
         user: &'a str,
@@ -57,18 +57,19 @@ impl<'a> Served<'a> {
     }
 
     /// What the forward stage takes once the sequence allowed the request: the body the
-    /// inspect stage left (`None` for getConfig, whose body is never read), and how an
-    /// authorized sign request is forwarded.
-    pub fn into_forward(self) -> (Option<RequestBody>, Option<crate::serve::signing::Forward>) {
-        (self.forward, self.sign)
+    /// inspect stage left (`None` for getConfig, whose body is never read), how an authorized
+    /// sign request is forwarded, and the upstream of the classified catalog (`None` when no
+    /// upstream serves it).
+    pub fn into_forward(self) -> (Option<RequestBody>, Option<crate::serve::signing::Forward>, Option<&'s Lane>) {
+        (self.forward, self.sign, self.lane)
     }
 }
 
-impl<'a> Served<'a> {
+impl<'s, 'a> Served<'s, 'a> {
     /// The upstream of the classified catalog; a refusal when there is none (the sequence
     /// refuses an unserved catalog before any question, so this is only a safeguard: nothing
     /// is ever asked of another catalog's upstream).
-    fn lane(&self) -> Result<&'a Lane, crate::error::Refusal> {
+    fn lane(&self) -> Result<&'s Lane, crate::error::Refusal> {
         self.lane.ok_or_else(|| crate::error::Refusal::from(&RouteError::Unserved))
     }
 
@@ -86,7 +87,7 @@ impl<'a> Served<'a> {
     }
 }
 
-impl Answers for Served<'_> {
+impl Answers for Served<'_, '_> {
     type Refusal = crate::error::Refusal;
 
     async fn body(&mut self, op: OperationId, limit: usize) -> Result<BodyIn, Stop> {

@@ -55,8 +55,6 @@ pub struct Context {
     pub request: Option<(String, String)>,
     /// What the shadow decision needs, when a candidate is configured.
     pub shadow: Option<Capture>,
-    /// An authorized sign request as forwarded: its answer is checked and marked by it.
-    pub sign: Option<crate::serve::signing::Forward>,
 }
 
 impl Context {
@@ -86,7 +84,6 @@ impl Context {
             body_taken: false,
             request: None,
             shadow: shadow.then(Capture::default),
-            sign: None,
         }
     }
 

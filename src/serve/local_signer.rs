@@ -7,7 +7,6 @@ use crate::core::credentials::Minted;
 use crate::core::credentials::sign::bind::CONTENT_SHA256;
 use crate::core::credentials::sign::headers::HOP_BY_HOP;
 use crate::core::iceberg::body::SignRequest;
-use crate::error::Refusal;
 use crate::serve::aws_chain::{Chain, ChainError};
 use crate::serve::sts::{Role, StsClient, StsError};
 use aws_credential_types::Credentials;
@@ -33,6 +32,10 @@ pub enum LocalSignError {
     Role(#[from] StsError),
     #[error("cannot sign the request: {0}")]
     Sign(String),
+    #[error("the local signer is not configured")]
+    NotConfigured,
+    #[error("cannot build the sign answer: {0}")]
+    Build(String),
 }
 
 /// The request to sign, as authorized, and the payload hash its signature binds.
@@ -184,10 +187,9 @@ pub async fn respond(
     signer: Option<&LocalSigner>,
     local: &Local,
     cacheable: bool,
-) -> Result<http::Response<crate::serve::forward::Body>, Refusal> {
-    let signer =
-        signer.ok_or_else(|| Refusal::new(500, "ServiceFailureException", "the local signer is not configured"))?;
-    let bytes = signer.answer(local).await.map_err(|e| Refusal::from(&e))?;
+) -> Result<http::Response<crate::serve::forward::Body>, LocalSignError> {
+    let signer = signer.ok_or(LocalSignError::NotConfigured)?;
+    let bytes = signer.answer(local).await?;
     let mut builder = http::Response::builder()
         .status(http::StatusCode::OK)
         .header(http::header::CONTENT_TYPE, "application/json")
@@ -197,5 +199,5 @@ pub async fn respond(
     }
     builder
         .body(crate::serve::forward::full(bytes::Bytes::from(bytes)))
-        .map_err(|e| Refusal::new(500, "ServiceFailureException", format!("cannot build the sign answer: {e}")))
+        .map_err(|e| LocalSignError::Build(e.to_string()))
 }

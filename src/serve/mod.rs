@@ -7,6 +7,7 @@ pub mod admin;
 pub mod answers;
 pub mod aws_chain;
 pub mod aws_remote;
+pub mod cache;
 pub mod context;
 pub mod directories;
 pub mod forward;

@@ -36,10 +36,6 @@ pub fn observe(shared: &Arc<Shared>, state: &Arc<DecisionState>, cx: &mut Contex
     }
 }
 
-/// How many shadow decisions may wait or run at once; a request answered while that many are
-/// pending gets none (counted as skipped), so a slow shadow never holds serving memory.
-pub const SHADOW_QUEUE: usize = 256;
-
 /// Decides `capture` with the live and the candidate policy on a task of its own, never
 /// delaying the response; a difference is logged and counted.
 fn shadow(shared: &Arc<Shared>, state: &Arc<DecisionState>, object: String, user: String, capture: Capture) {

@@ -119,6 +119,42 @@ pub fn build(
     Ok(request)
 }
 
+/// Sends one request upstream: `out` says what, `caller` the headers it came with.
+pub async fn send(
+    shared: &Shared,
+    caller: &HeaderMap,
+    out: &Outbound<'_>,
+    body: Outgoing,
+) -> Result<http::Response<hyper::body::Incoming>, crate::error::Stop> {
+    send_to(shared, caller, out, None, body).await
+}
+
+/// As [`send`], to `to` instead of `out`'s path on the upstream when given (a sign request
+/// going to the signer the upstream advertised, docs/design.md §8).
+pub async fn send_to(
+    shared: &Shared,
+    caller: &HeaderMap,
+    out: &Outbound<'_>,
+    to: Option<&http::Uri>,
+    body: Outgoing,
+) -> Result<http::Response<hyper::body::Incoming>, crate::error::Stop> {
+    let mut request = build(shared, caller, out, body).map_err(crate::error::stop(None))?;
+    if let Some(to) = to {
+        *request.uri_mut() = to.clone();
+    }
+    out.upstream.client.send(request).await.map_err(crate::error::stop(None))
+}
+
+/// The caller's headers for a request icegate sends on its own (a HEAD, a load): without the
+/// idempotency key, which belongs to the caller's own request, and the body's headers.
+pub fn strip_idempotency(headers: &HeaderMap) -> HeaderMap {
+    let mut h = headers.clone();
+    h.remove("idempotency-key");
+    h.remove(http::header::CONTENT_LENGTH);
+    h.remove(http::header::CONTENT_TYPE);
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,11 +12,11 @@
 //!   replaces an owner recorded in the meantime. When the upstream cannot tell, the intent
 //!   stays pending and is reconciled again later.
 
+use crate::core::decide::Existence;
 use crate::error::{self, Stop};
 use crate::ops::owners::{Change, Intent, Object, OwnersError, Settlement};
-use crate::serve::outbound::{self, Outbound};
 use crate::serve::state::Shared;
-use crate::serve::upstream_calls::strip_idempotency;
+use crate::serve::upstream_calls;
 use http::{HeaderMap, Response, StatusCode};
 
 use hyper::body::Incoming;
@@ -143,20 +143,14 @@ pub async fn reconcile(shared: &Shared, caller: &HeaderMap, intent: &Intent) -> 
     }
 }
 
-/// Whether `object` exists at the upstream of its catalog: a HEAD; `None` unless 2xx or 404.
+/// Whether `object` exists at the upstream of its catalog; `None` when it cannot tell.
 async fn exists(shared: &Shared, caller: &HeaderMap, object: &Object) -> Option<bool> {
     let catalog = object.full_name.split_once('.').map_or(object.full_name.as_str(), |(catalog, _)| catalog);
     let upstream = shared.upstreams.for_catalog(catalog)?;
-    let head = http::Method::HEAD;
-    let path = object.path.as_str();
-    let out =
-        Outbound { upstream, method: &head, path, query: "", user: "", active_roles: None, strip_delegation: true };
-    let empty = crate::serve::forward::Outgoing::empty();
-    let request = outbound::build(shared, &strip_idempotency(caller), &out, empty).ok()?;
-    match upstream.client.send(request).await {
-        Ok(r) if r.status().is_success() => Some(true),
-        Ok(r) if r.status() == StatusCode::NOT_FOUND => Some(false),
-        _ => None,
+    match upstream_calls::existence(shared, upstream, caller, &object.path).await {
+        Existence::Exists => Some(true),
+        Existence::Missing => Some(false),
+        Existence::Unknown => None,
     }
 }
 

@@ -17,19 +17,15 @@ use crate::serve::context::Context;
 use crate::serve::forward::{self, Body};
 use crate::serve::inspect::RequestBody;
 use crate::serve::outbound::Outbound;
-use crate::serve::rewrite::{self, FollowUp, Vend};
-use crate::serve::state::{DecisionState, Shared};
-use crate::serve::upstream_calls::send_to;
+use crate::serve::outbound::send_to;
+use crate::serve::rewrite::restrict::RestrictError;
+use crate::serve::rewrite::{self, FollowUp, Needs, Vend};
+use crate::serve::state::{DecisionState, NoPolicyYet, Shared};
 use crate::serve::upstreams::RouteError;
 use crate::serve::{accept, identity, ownership, rescue, tokens, unnarrowed, vending};
 use http::{HeaderValue, Request, Response};
 use hyper::body::Incoming;
 use std::sync::Arc;
-
-/// No policy has been read yet: a Gravitino policy source before its first good read.
-#[derive(Debug, thiserror::Error)]
-#[error("icegate has not read its policy from its source yet; try again shortly")]
-pub struct NoPolicyYet;
 
 /// Serves one request.
 pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<identity::Peer>) -> Response<Body> {
@@ -45,7 +41,7 @@ pub async fn handle(shared: Arc<Shared>, request: Request<Incoming>, peer: Arc<i
             response
         }
         Err(stop) => {
-            tracing::debug!(status = stop.refusal.status, reason = %stop.reason, "refused");
+            tracing::debug!(status = stop.refusal.status(), reason = %stop.reason, "refused");
             if let Some((event, detail)) = stop.refusal.log.as_deref() {
                 tracing::warn!(error = %detail, "{event}");
             }
@@ -117,7 +113,7 @@ async fn pipeline(
     let unwrap_token = |route: &Route, token: &str| shared.tokens.open(&tokens::binding(&principal.user, route), token);
     let mut answers = Served::new(shared, snap, &parts, &principal.user, cx, body);
     let mut decided = sequence::sequence(snap, &state.owners, settings, asked, unwrap_token, &mut answers).await?;
-    let (body, sign) = answers.into_forward();
+    let (body, sign, lane) = answers.into_forward();
     let (route, catalog) = (&decided.route, decided.catalog.as_str());
     let op = route.operation;
     cx.reason = Some(std::mem::take(&mut decided.reason));
@@ -126,8 +122,9 @@ async fn pipeline(
     };
     let subject = narrowed.subject(&principal.user).with_owners(&state.owners);
     let request = decide::request_of(route, catalog);
-    // the upstream of the catalog (docs/design.md §7); classification refused a catalog none serves
-    let lane = shared.upstreams.for_catalog(catalog).ok_or(RouteError::Unserved).map_err(error::stop(Some(op)))?;
+    // the upstream of the catalog, resolved once, when it was classified (docs/design.md §7);
+    // classification refused a catalog none serves
+    let lane = lane.ok_or(RouteError::Unserved).map_err(error::stop(Some(op)))?;
 
     // forward
     let action = authorize::credential_scope(snap, &subject, &request)
@@ -149,7 +146,7 @@ async fn pipeline(
         let cacheable = sign.as_ref().is_some_and(crate::serve::signing::Forward::cacheable);
         return crate::serve::local_signer::respond(lane.vending.local_signer(), local, cacheable)
             .await
-            .map_err(|r| Stop::plain(r, Some(op)));
+            .map_err(error::stop(Some(op)));
     }
     // a batch delete's sign request carries the hash of the body that was checked (docs/design.md §8)
     let (body, bound_headers) = match &sign {
@@ -182,12 +179,15 @@ async fn pipeline(
     });
     if let (Some(applied), None) = (restrictions, &vend) {
         // an answer that would carry restrictions never passes without them (fail closed)
-        let message = format!("not authorized to {op} `{}`: its read restrictions cannot be issued", applied.table);
-        return Err(Stop::plain(crate::error::Refusal::forbidden(message), Some(op)));
+        let unissued = RestrictError::Unissued { operation: op, table: applied.table.clone() };
+        return Err(error::stop(Some(op))(unissued));
     }
     let follow_up = FollowUp { caller: &parts.headers, out: &out };
-    cx.sign = sign;
-    let (response, done) = rewrite::respond(shared, route, vend.into(), response, visible, follow_up, cx).await?;
+    let needs = match &sign {
+        Some(sign) => Needs::Sign(sign),
+        None => vend.into(),
+    };
+    let (response, done) = rewrite::respond(shared, route, needs, response, visible, follow_up, cx).await?;
     cx.credential = done.map(Action::audit).or(cx.credential);
     Ok(response)
 }

@@ -1,6 +1,7 @@
 //! The serving layer's one place where an error becomes an answer: the refusal of each error
 //! of the serving path's stages (docs/design.md §7), and the HTTP response of a refusal.
 
+use crate::core::iceberg::errors::ErrorKind;
 use crate::error::Refusal;
 use crate::ops::owners::OwnersError;
 use crate::serve::accept::AcceptError;
@@ -9,6 +10,7 @@ use crate::serve::identity::IdentityError;
 use crate::serve::inspect::ReadError;
 use crate::serve::local_signer::LocalSignError;
 use crate::serve::rewrite::body::RewriteError;
+use crate::serve::rewrite::restrict::RestrictError;
 use crate::serve::signer_lookup::LookupError;
 use crate::serve::upstreams::RouteError;
 use crate::serve::vending::VendError;
@@ -18,14 +20,14 @@ use http::{HeaderValue, StatusCode, header};
 pub fn response(refusal: &Refusal) -> http::Response<forward::Body> {
     let body = forward::full(bytes::Bytes::from(refusal.to_json()));
     let mut response = http::Response::new(body);
-    *response.status_mut() = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_GATEWAY);
+    *response.status_mut() = StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::BAD_GATEWAY);
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     if refusal.close_connection {
         headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
-    if refusal.status == 401 {
+    if refusal.status() == 401 {
         headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"icegate\""));
     }
     response
@@ -46,7 +48,7 @@ impl From<&LookupError> for Refusal {
     /// The request was authorized, but where the catalog signs is unknown: the upstream's fault
     /// or the configuration's, never the caller's.
     fn from(e: &LookupError) -> Self {
-        Self::new(502, "BadGatewayException", e.to_string())
+        Self::bad_gateway(e.to_string())
     }
 }
 
@@ -55,7 +57,7 @@ impl From<&ReadError> for Refusal {
         match e {
             ReadError::Body(body) => Self::from(body),
             ReadError::Io(_) => Self::bad_request(e.to_string()),
-            ReadError::Timeout(_) => Self::new(408, "RequestTimeoutException", e.to_string()),
+            ReadError::Timeout(_) => Self::request_timeout(e.to_string()),
         }
     }
 }
@@ -79,33 +81,33 @@ impl From<&OwnersError> for Refusal {
             OwnersError::Unrecorded(_) => e.to_string(),
             _ => format!("creates, drops and renames are unavailable while the ownership store cannot be written: {e}"),
         };
-        Self::new(503, "ServiceUnavailableException", message)
+        Self::service_unavailable(message)
     }
 }
 
-impl From<&crate::serve::proxy::NoPolicyYet> for Refusal {
+impl From<&crate::serve::state::NoPolicyYet> for Refusal {
     /// Nothing is decided before the policy source was first read (docs/design.md §9).
-    fn from(e: &crate::serve::proxy::NoPolicyYet) -> Self {
-        Self::new(503, "ServiceUnavailableException", e.to_string())
+    fn from(e: &crate::serve::state::NoPolicyYet) -> Self {
+        Self::service_unavailable(e.to_string())
     }
 }
 
 impl From<&IdentityError> for Refusal {
     fn from(e: &IdentityError) -> Self {
-        Self::new(401, "NotAuthorizedException", e.to_string())
+        Self::not_authorized(e.to_string())
     }
 }
 
 impl From<&ForwardError> for Refusal {
     fn from(e: &ForwardError) -> Self {
         match e {
-            ForwardError::Timeout(_) => Self::new(504, "GatewayTimeoutException", e.to_string()),
+            ForwardError::Timeout(_) => Self::gateway_timeout(e.to_string()),
             ForwardError::Unreachable(_) | ForwardError::Request(_) | ForwardError::Rebuild(_) => {
-                Self::new(502, "BadGatewayException", e.to_string())
+                Self::bad_gateway(e.to_string())
             }
             // icegate cannot authenticate to the upstream for now (its token endpoint or AWS
             // credentials): the request was not sent
-            ForwardError::Credential(_) => Self::new(503, "ServiceUnavailableException", e.to_string()),
+            ForwardError::Credential(_) => Self::service_unavailable(e.to_string()),
         }
     }
 }
@@ -113,7 +115,8 @@ impl From<&ForwardError> for Refusal {
 impl From<&RewriteError> for Refusal {
     fn from(e: &RewriteError) -> Self {
         match e {
-            RewriteError::Seal => Self::new(500, "ServiceFailureException", e.to_string()),
+            RewriteError::Seal => Self::service_failure(e.to_string()),
+            RewriteError::PageRequest(refusal) => (**refusal).clone(),
             _ => Self::unreadable_upstream("response", e),
         }
     }
@@ -122,17 +125,16 @@ impl From<&RewriteError> for Refusal {
 impl From<&VendError> for Refusal {
     fn from(e: &VendError) -> Self {
         match e {
-            VendError::TableMissing => Self::new(404, "NoSuchTableException", e.to_string()),
+            VendError::TableMissing => Self::new(ErrorKind::NoSuchTable, e.to_string()),
+            VendError::Unanswered(refusal) => Self { message: e.to_string(), ..(**refusal).clone() },
             // the envelope's errors may quote the upstream's values (a secret key)
             VendError::Envelope(_) => Self::unreadable_upstream("table response", e),
             // STS's own words (ARNs, policy text) are for the operator's log, not the caller
-            VendError::Mint(_) => Self::new(
-                502,
-                "BadGatewayException",
-                "cannot mint downscoped credentials; icegate's log has the details",
-            )
-            .logged("minting downscoped credentials failed".to_owned(), e),
-            _ => Self::new(502, "BadGatewayException", e.to_string()),
+            VendError::Mint(_) => {
+                Self::bad_gateway("cannot mint downscoped credentials; icegate's log has the details")
+                    .logged("minting downscoped credentials failed".to_owned(), e)
+            }
+            _ => Self::bad_gateway(e.to_string()),
         }
     }
 }
@@ -142,15 +144,23 @@ impl From<&LocalSignError> for Refusal {
     fn from(e: &LocalSignError) -> Self {
         match e {
             // STS's own words (ARNs, policy text) are for the operator's log, not the caller
-            LocalSignError::Role(_) => Self::new(
-                503,
-                "ServiceUnavailableException",
-                "icegate cannot assume its signing role; icegate's log has the details",
-            )
-            .logged("assuming the signing role failed".to_owned(), e),
-            LocalSignError::Credentials(_) | LocalSignError::Sign(_) => {
-                Self::new(503, "ServiceUnavailableException", e.to_string())
+            LocalSignError::Role(_) => {
+                Self::service_unavailable("icegate cannot assume its signing role; icegate's log has the details")
+                    .logged("assuming the signing role failed".to_owned(), e)
             }
+            LocalSignError::Credentials(_) | LocalSignError::Sign(_) => Self::service_unavailable(e.to_string()),
+            LocalSignError::NotConfigured | LocalSignError::Build(_) => Self::service_failure(e.to_string()),
+        }
+    }
+}
+
+impl From<&RestrictError> for Refusal {
+    /// An answer that must carry read restrictions and cannot is not relayed (fail closed).
+    fn from(e: &RestrictError) -> Self {
+        let refusal = Self::forbidden(e.to_string());
+        match (e.log_event(), e) {
+            (Some(event), RestrictError::Unwritable { source, .. }) => refusal.logged(event, source),
+            _ => refusal,
         }
     }
 }

@@ -4,6 +4,7 @@
 //! its keys counted; a full memory forgets entries, which only costs a scan.
 
 use crate::core::credentials::envelope::Prefix;
+use crate::serve::cache::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -57,7 +58,7 @@ impl Kept {
 impl Scans {
     /// The prefix kept for `table` (its path after the base path) of `catalog`, if any.
     pub fn earlier(&self, catalog: &str, table: &str) -> Option<Arc<Prefix>> {
-        self.kept.lock().ok()?.by_catalog.get(catalog)?.get(table).cloned()
+        lock(&self.kept).by_catalog.get(catalog)?.get(table).cloned()
     }
 
     /// Keeps `prefix` for `table` of `catalog`, in place of the one kept before.
@@ -68,7 +69,7 @@ impl Scans {
         if most > BUDGET {
             return;
         }
-        let Ok(mut kept) = self.kept.lock() else { return };
+        let mut kept = lock(&self.kept);
         kept.remove(catalog, table);
         while kept.bytes + most > BUDGET {
             let Some((c, t)) = kept.victim() else { break };

@@ -10,7 +10,7 @@ use crate::serve::rewrite::body::collect;
 use crate::serve::state::Shared;
 use crate::serve::upstreams::Lane;
 use http::HeaderMap;
-use std::time::Duration;
+
 use thiserror::Error;
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -43,9 +43,8 @@ pub async fn advertised_signer(
     user: &str,
     prefix: Option<&str>,
 ) -> Result<Option<Signer>, LookupError> {
-    let ttl = Duration::from_secs(upstream.vending.config.location_cache_seconds);
     let prefix = prefix.unwrap_or_default();
-    if let Some(known) = upstream.signers.recall(prefix, ttl) {
+    if let Some(known) = upstream.signers.recall(prefix) {
         return Ok(known);
     }
     let mut why = Vec::new();
@@ -86,9 +85,9 @@ async fn ask(shared: &Shared, upstream: &Lane, caller: &HeaderMap, user: &str, q
         active_roles: None,
         strip_delegation: true,
     };
-    let headers = crate::serve::upstream_calls::strip_idempotency(caller);
+    let headers = crate::serve::outbound::strip_idempotency(caller);
     let empty = crate::serve::forward::Outgoing::empty();
-    let Ok(response) = crate::serve::upstream_calls::send(shared, &headers, &out, empty).await else {
+    let Ok(response) = crate::serve::outbound::send(shared, &headers, &out, empty).await else {
         return Asked::Unreachable;
     };
     if !response.status().is_success() {

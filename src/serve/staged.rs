@@ -7,12 +7,11 @@
 
 use crate::core::clock::Clock;
 use crate::core::iceberg::TableIdent;
-use rustc_hash::FxHashMap;
+use crate::serve::cache::TtlCache;
 use serde::Deserialize;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Bounds the memory; past it, expired entries go, then the oldest half.
+/// Bounds the memory.
 const MAX_REMEMBERED: usize = 10_000;
 
 /// (user, catalog, table) — the table as decided on: folded where its catalog folds names.
@@ -20,44 +19,27 @@ type Key = (String, String, TableIdent);
 
 #[derive(Debug)]
 pub struct StagedLocations {
-    ttl: Duration,
-    remembered: Mutex<FxHashMap<Key, (Instant, String)>>,
-    /// What a location's age is read from (a test's manual clock, else the real one).
-    clock: Clock,
+    remembered: TtlCache<Key, String>,
 }
 
 impl StagedLocations {
     pub fn new(ttl: Duration, clock: Clock) -> Self {
-        Self { ttl, remembered: Mutex::new(FxHashMap::default()), clock }
+        Self { remembered: TtlCache::new(ttl, MAX_REMEMBERED, clock) }
     }
 
     /// How long a location is remembered.
     pub fn ttl(&self) -> Duration {
-        self.ttl
+        self.remembered.ttl()
     }
 
     /// Records the location a stage-create response for `user` carried.
     pub fn remember(&self, user: &str, catalog: &str, table: &TableIdent, location: String) {
-        let Ok(mut map) = self.remembered.lock() else { return };
-        if map.len() >= MAX_REMEMBERED {
-            let now = self.clock.now();
-            map.retain(|_, (at, _)| now.saturating_duration_since(*at) < self.ttl);
-            if map.len() >= MAX_REMEMBERED {
-                let mut ages: Vec<Instant> = map.values().map(|(at, _)| *at).collect();
-                ages.sort_unstable();
-                if let Some(median) = ages.get(ages.len() / 2).copied() {
-                    map.retain(|_, (at, _)| *at > median);
-                }
-            }
-        }
-        map.insert((user.to_owned(), catalog.to_owned(), table.clone()), (self.clock.now(), location));
+        self.remembered.insert(&(user.to_owned(), catalog.to_owned(), table.clone()), location);
     }
 
     /// The location the upstream assigned to `user`'s stage-create of `table`, unless expired.
     pub fn recall(&self, user: &str, catalog: &str, table: &TableIdent) -> Option<String> {
-        let map = self.remembered.lock().ok()?;
-        let (at, location) = map.get(&(user.to_owned(), catalog.to_owned(), table.clone()))?;
-        (self.clock.since(*at) < self.ttl).then(|| location.clone())
+        self.remembered.get(&(user.to_owned(), catalog.to_owned(), table.clone()))
     }
 }
 
@@ -108,7 +90,7 @@ mod tests {
         for i in 0..MAX_REMEMBERED + 10 {
             staged.remember("u", "c", &table(&format!("t{i}")), String::new());
         }
-        assert!(staged.remembered.lock().unwrap().len() <= MAX_REMEMBERED);
+        assert!(staged.remembered.len() <= MAX_REMEMBERED);
         assert!(staged.recall("u", "c", &table(&format!("t{}", MAX_REMEMBERED + 9))).is_some(), "the newest stays");
     }
 

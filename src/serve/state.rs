@@ -8,6 +8,16 @@ pub use crate::ops::state::{DecisionState, Health, Published};
 use crate::serve::tokens::TokenCodec;
 use crate::serve::upstreams::Upstreams;
 
+/// No policy has been read yet: a Gravitino policy source before its first good read.
+#[derive(Debug, thiserror::Error)]
+#[error("icegate has not read its policy from its source yet; try again shortly")]
+pub struct NoPolicyYet;
+
+/// How many shadow decisions may wait or run at once; a request answered while that many are
+/// pending gets none (counted as skipped), so a slow shadow never holds serving memory
+/// (`serve::observe`).
+pub const SHADOW_QUEUE: usize = 256;
+
 use std::sync::Arc;
 
 /// The serving process's shared pieces.
@@ -30,7 +40,7 @@ pub struct Shared {
     pub owners: Arc<crate::ops::owners::Owners>,
     /// The locations stage-create responses carried (docs/design.md §4 updateTable).
     pub staged: crate::serve::staged::StagedLocations,
-    /// One permit per shadow decision that may be pending ([`crate::serve::observe::SHADOW_QUEUE`]).
+    /// One permit per shadow decision that may be pending ([`SHADOW_QUEUE`]).
     pub shadow_slots: Arc<tokio::sync::Semaphore>,
     /// The time the JWK set's expiry, the ownership store, its rounds and the reload debounce
     /// read (a test's manual clock, else the real one).
@@ -66,7 +76,7 @@ impl crate::ops::reload::Host for Shared {
 impl Shared {
     /// How many shadow decisions are waiting or running.
     pub fn shadow_pending(&self) -> usize {
-        crate::serve::observe::SHADOW_QUEUE - self.shadow_slots.available_permits()
+        SHADOW_QUEUE - self.shadow_slots.available_permits()
     }
 
     pub fn new(config: Config, snapshot: Snapshot, upstream: Upstreams) -> Arc<Self> {
@@ -150,7 +160,7 @@ impl Shared {
             upstreams: upstream,
             tokens,
             idempotency_secret,
-            shadow_slots: Arc::new(tokio::sync::Semaphore::new(crate::serve::observe::SHADOW_QUEUE)),
+            shadow_slots: Arc::new(tokio::sync::Semaphore::new(SHADOW_QUEUE)),
         })
     }
 }

@@ -9,6 +9,7 @@ pub use crate::core::credentials::Minted;
 use crate::core::credentials::session_policy::{self, PolicyError};
 use crate::core::policy::authorize::Scope;
 use crate::net::outbound::{Outbound, OutboundError};
+use crate::serve::cache::lock;
 use aws_credential_types::Credentials;
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
 use aws_sigv4::sign::v4;
@@ -16,7 +17,7 @@ use aws_smithy_runtime_api::client::identity::Identity;
 use bytes::Bytes;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, UNIX_EPOCH};
 use thiserror::Error;
 
@@ -335,7 +336,7 @@ impl Downscoper {
     }
 
     fn slot(&self, key: Key) -> Slot {
-        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut cache = lock(&self.cache);
         if cache.len() >= MAX_CACHED && !cache.contains_key(&key) {
             // A slot being minted into is locked: it stays, the rest only while fresh.
             cache.retain(|_, slot| slot.try_lock().map_or(true, |m| m.as_ref().is_some_and(|m| self.fresh(m))));

@@ -9,9 +9,9 @@ use crate::serve::accept;
 use crate::serve::context::Context;
 use crate::serve::forward::{self, Body, ForwardError};
 use crate::serve::outbound::Outbound;
+use crate::serve::outbound::send;
 use crate::serve::rewrite::{self, FollowUp};
 use crate::serve::state::Shared;
-use crate::serve::upstream_calls::send;
 use http::{HeaderValue, Request, Response, StatusCode};
 use hyper::body::Incoming;
 

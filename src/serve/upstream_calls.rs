@@ -14,69 +14,19 @@ use crate::core::iceberg::path::encode;
 use crate::core::iceberg::routes::Route;
 use crate::core::refused::Refused;
 use crate::core::sequence::Existence;
-use crate::error::{self, Refusal, Stop};
+use crate::error::Refusal;
 use crate::serve::forward::Outgoing;
-use crate::serve::outbound::{self, Outbound};
+use crate::serve::outbound::{Outbound, send, strip_idempotency};
 use crate::serve::rewrite::body::collect;
 use crate::serve::state::Shared;
 use crate::serve::upstreams::Lane;
 use crate::serve::vending;
-use http::{HeaderMap, HeaderValue, Response, StatusCode};
-use hyper::body::Incoming;
+use http::{HeaderMap, HeaderValue, StatusCode};
 use std::sync::Arc;
 
-/// Sends one request upstream: `out` says what, `caller` the headers it came with.
-pub async fn send(
-    shared: &Shared,
-    caller: &HeaderMap,
-    out: &Outbound<'_>,
-    body: Outgoing,
-) -> Result<Response<Incoming>, Stop> {
-    send_to(shared, caller, out, None, body).await
-}
-
-/// As [`send`], to `to` instead of `out`'s path on the upstream when given (a sign request
-/// going to the signer the upstream advertised, docs/design.md §8).
-pub async fn send_to(
-    shared: &Shared,
-    caller: &HeaderMap,
-    out: &Outbound<'_>,
-    to: Option<&http::Uri>,
-    body: Outgoing,
-) -> Result<Response<Incoming>, Stop> {
-    let mut request = outbound::build(shared, caller, out, body).map_err(error::stop(None))?;
-    if let Some(to) = to {
-        *request.uri_mut() = to.clone();
-    }
-    out.upstream.client.send(request).await.map_err(error::stop(None))
-}
-
-/// The lookup step of 403-or-404: a HEAD for the object at `upstream`; only a 404 means missing.
+/// The lookup step of 403-or-404: only the upstream's 404 to a HEAD of the object means missing.
 pub async fn upstream_says_missing(shared: &Shared, upstream: &Lane, caller: &HeaderMap, route: &Route) -> bool {
-    let head = http::Method::HEAD;
-    let out = Outbound {
-        upstream,
-        method: &head,
-        path: &route.canonical_path,
-        query: "",
-        user: "",
-        active_roles: None,
-        strip_delegation: true,
-    };
-    let Ok(request) =
-        outbound::build(shared, &strip_idempotency(caller), &out, crate::serve::forward::Outgoing::empty())
-    else {
-        return false;
-    };
-    matches!(upstream.client.send(request).await, Ok(r) if r.status() == StatusCode::NOT_FOUND)
-}
-
-pub fn strip_idempotency(headers: &HeaderMap) -> HeaderMap {
-    let mut h = headers.clone();
-    h.remove("idempotency-key");
-    h.remove(http::header::CONTENT_LENGTH);
-    h.remove(http::header::CONTENT_TYPE);
-    h
+    existence(shared, upstream, caller, &route.canonical_path).await == Existence::Missing
 }
 
 /// The table's storage (its locations first of all), from the cache or a load of the table
@@ -172,7 +122,7 @@ async fn load_table(
     };
     let empty = crate::serve::forward::Outgoing::empty();
     let response =
-        send(shared, &headers, &out, empty).await.map_err(|s| vending::VendError::Locations(s.refusal.status))?;
+        send(shared, &headers, &out, empty).await.map_err(|s| vending::VendError::Unanswered(Box::new(s.refusal)))?;
     match response.status() {
         StatusCode::OK => {}
         StatusCode::NOT_FOUND => return Err(vending::VendError::TableMissing),
@@ -233,9 +183,10 @@ pub(crate) fn namespace_segment(levels: &[String]) -> String {
     levels.iter().map(|l| encode(l)).collect::<Vec<_>>().join("%1F")
 }
 
-/// A HEAD of `path` at `upstream` with the caller's credentials: 2xx exists, 404 missing,
-/// anything else unknown.
-async fn exists(shared: &Shared, upstream: &Lane, caller: &HeaderMap, path: &str) -> Existence {
+/// The one existence question to the upstream: a HEAD of `path` at `upstream` with the
+/// caller's credentials, without an idempotency key; 2xx exists, 404 missing, anything else
+/// (or no answer) unknown.
+pub async fn existence(shared: &Shared, upstream: &Lane, caller: &HeaderMap, path: &str) -> Existence {
     let head = http::Method::HEAD;
     let out =
         Outbound { upstream, method: &head, path, query: "", user: "", active_roles: None, strip_delegation: true };
@@ -271,7 +222,7 @@ pub async fn collision(
         }
     };
     for path in paths {
-        match exists(shared, upstream, caller, &path).await {
+        match existence(shared, upstream, caller, &path).await {
             Existence::Missing => {}
             found => return found,
         }

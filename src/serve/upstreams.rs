@@ -7,6 +7,7 @@ use crate::config::upstreams::Entry;
 use crate::config::{Config, Upstream as UpstreamConfig, parse_upstream};
 use crate::core::clock::Clock;
 use crate::ops::metrics::{Metrics, UpstreamAuthFamilies, UpstreamAuthMetrics, UpstreamLabels};
+use crate::serve::cache::lock;
 use crate::serve::forward::{ClientError, Upstream};
 use crate::serve::signers::Advertised;
 use crate::serve::vending::Vending;
@@ -15,6 +16,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 use thiserror::Error;
 
 /// Why no upstream takes a request.
@@ -72,10 +74,10 @@ impl Lane {
         );
         Ok(Self {
             name: Arc::from(entry.name.as_str()),
-            vending: Vending::new(entry.credentials.clone(), origin, read_headers),
+            vending: Vending::new(entry.credentials.clone(), origin, read_headers, clock),
             client,
             config: entry.upstream.clone(),
-            signers: Advertised::default(),
+            signers: Advertised::new(Duration::from_secs(entry.credentials.location_cache_seconds), clock),
             reachable: AtomicBool::new(false),
             config_query: std::sync::Mutex::new(None),
             upstream_seconds: Histogram::new(std::iter::empty()),
@@ -101,16 +103,15 @@ impl Lane {
 
     /// Remembers a getConfig query this upstream accepted.
     pub fn accepted_config_query(&self, query: &str) {
-        if let Ok(mut q) = self.config_query.lock()
-            && q.as_deref() != Some(query)
-        {
+        let mut q = lock(&self.config_query);
+        if q.as_deref() != Some(query) {
             *q = Some(query.to_owned());
         }
     }
 
     /// The query of the last getConfig this upstream accepted (empty when none).
     pub fn config_query(&self) -> String {
-        self.config_query.lock().ok().and_then(|q| q.clone()).unwrap_or_default()
+        lock(&self.config_query).clone().unwrap_or_default()
     }
 }
 

@@ -4,6 +4,7 @@
 
 use crate::config::Credentials as Config;
 use crate::config::credentials::Mode;
+use crate::core::clock::Clock;
 use crate::core::credentials::clean::{Endpoints, Rules};
 use crate::core::credentials::response::{Chunks, Parsed};
 use crate::core::credentials::s3url::{Endpoint, Origin};
@@ -12,21 +13,25 @@ use crate::core::credentials::{Action, clean, envelope::EnvelopeError};
 use crate::core::iceberg::OperationId;
 use crate::core::iceberg::routes::Route;
 use crate::core::policy::authorize::{CredentialScope, Scope};
+use crate::serve::cache::TtlCache;
 use crate::serve::sts::{Downscoper, MintRequest, Minted, StsError};
 use bytes::Bytes;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum VendError {
     #[error(transparent)]
     Envelope(#[from] EnvelopeError),
-    /// The table's lookup failed: the upstream's status, or the one icegate gives a failed
-    /// exchange (502, 504).
+    /// The table's lookup was answered, but not with the table (the upstream's status), or
+    /// with a body icegate could not read (502).
     #[error("cannot learn the table's location: the upstream answered {0}")]
     Locations(u16),
+    /// The lookup was not answered (unreachable, timed out): answered as the forwarded request
+    /// would have been (a timeout is a 504).
+    #[error("cannot learn the table's location: {}", .0.message)]
+    Unanswered(Box<crate::error::Refusal>),
     #[error("table does not exist upstream")]
     TableMissing,
     #[error("cannot mint downscoped credentials: {0}")]
@@ -74,11 +79,10 @@ pub fn configured_action(config: &Config, scope: CredentialScope, service: bool)
 /// Bounds the location cache; past it, expired entries go, then everything.
 const MAX_CACHED_TABLES: usize = 10_000;
 
-/// A table's storage, when it was learned, and whether it was learned by asking for remote
-/// signing (a response to a caller who asked for vended credentials may omit the signer).
-#[derive(Debug)]
+/// A table's storage, and whether it was learned by asking for remote signing (a response to
+/// a caller who asked for vended credentials may omit the signer).
+#[derive(Clone, Debug)]
 struct Cached {
-    at: Instant,
     storage: Arc<TableStorage>,
     for_signing: bool,
 }
@@ -89,9 +93,9 @@ struct Cached {
 pub struct Vending {
     pub config: Config,
     downscoper: Result<Downscoper, String>,
-    tables: Mutex<HashMap<String, Cached>>,
+    tables: TtlCache<String, Cached>,
     /// Namespace directories of the location rule, by the namespace's upstream path.
-    directories: Mutex<HashMap<String, (Instant, String)>>,
+    directories: TtlCache<String, String>,
     /// `credentials.signing.endpoints`.
     signing_endpoints: Vec<Endpoint>,
     /// The upstream's origin and `credentials.signing.signer_origins`.
@@ -120,7 +124,7 @@ pub struct Caller<'a> {
 impl Vending {
     /// `upstream` is the catalog's origin, where an advertised signer may always be;
     /// `read_headers` are the headers icegate reads ([`clean::read_headers`]).
-    pub fn new(config: Config, upstream: Option<Origin>, read_headers: Vec<String>) -> Self {
+    pub fn new(config: Config, upstream: Option<Origin>, read_headers: Vec<String>, clock: &Clock) -> Self {
         let downscoper = match config.mode {
             Mode::S3Downscope => Downscoper::new(&config.sts).map_err(|e| e.to_string()),
             _ => Err("the mode is not `s3-downscope`".to_owned()),
@@ -132,12 +136,13 @@ impl Vending {
             upstream.into_iter().chain(config.signing.signer_origins.iter().filter_map(|o| Origin::parse(o))).collect();
         let local_signer = (config.signing.signer == crate::config::credentials::Signer::Local)
             .then(|| crate::serve::local_signer::LocalSigner::new(&config.sts));
+        let ttl = Duration::from_secs(config.location_cache_seconds);
         Self {
             local_signer,
             config,
             downscoper,
-            tables: Mutex::new(HashMap::new()),
-            directories: Mutex::new(HashMap::new()),
+            tables: TtlCache::new(ttl, MAX_CACHED_TABLES, clock.clone()),
+            directories: TtlCache::new(ttl, MAX_CACHED_TABLES, clock.clone()),
             signing_endpoints,
             signer_origins,
             read_headers,
@@ -160,56 +165,22 @@ impl Vending {
 
     /// The table's cached storage, if fresh (and, `for_signing`, learned by asking for signing).
     pub fn cached_storage(&self, table_path: &str, for_signing: bool) -> Option<Arc<TableStorage>> {
-        let ttl = Duration::from_secs(self.config.location_cache_seconds);
-        let cache = self.tables.lock().ok()?;
-        let entry = cache.get(table_path).filter(|c| c.at.elapsed() < ttl && (c.for_signing || !for_signing))?;
-        Some(Arc::clone(&entry.storage))
+        self.tables.get_if(table_path, |c| c.for_signing || !for_signing).map(|c| c.storage)
     }
 
     pub fn remember_storage(&self, table_path: &str, storage: Arc<TableStorage>, for_signing: bool) {
-        if self.config.location_cache_seconds == 0 {
-            return;
-        }
-        let ttl = Duration::from_secs(self.config.location_cache_seconds);
-        let Ok(mut cache) = self.tables.lock() else { return };
-        let entry = Cached { at: Instant::now(), storage, for_signing };
-        // A table loaded again updates its entry in place: no new key, one hash.
-        if let Some(known) = cache.get_mut(table_path) {
-            // A fresh entry learned for signing also serves everything else: keep it.
-            if for_signing || !(known.for_signing && entry.at.duration_since(known.at) < ttl) {
-                *known = entry;
-            }
-            return;
-        }
-        if cache.len() >= MAX_CACHED_TABLES {
-            cache.retain(|_, c| c.at.elapsed() < ttl);
-            if cache.len() >= MAX_CACHED_TABLES {
-                cache.clear();
-            }
-        }
-        cache.insert(table_path.to_owned(), entry);
+        // A fresh entry learned for signing also serves everything else: keep it.
+        self.tables
+            .insert_unless(table_path, Cached { storage, for_signing }, |known| known.for_signing && !for_signing);
     }
 
     /// The directory of the namespace at `namespace_path`, if learned within the cache's time.
     pub fn cached_directory(&self, namespace_path: &str) -> Option<String> {
-        let ttl = Duration::from_secs(self.config.location_cache_seconds);
-        let cache = self.directories.lock().ok()?;
-        cache.get(namespace_path).filter(|(at, _)| at.elapsed() < ttl).map(|(_, directory)| directory.clone())
+        self.directories.get(namespace_path)
     }
 
     pub fn remember_directory(&self, namespace_path: &str, directory: &str) {
-        let ttl = Duration::from_secs(self.config.location_cache_seconds);
-        let Ok(mut cache) = self.directories.lock() else { return };
-        if ttl.is_zero() {
-            return;
-        }
-        if cache.len() >= MAX_CACHED_TABLES {
-            cache.retain(|_, (at, _)| at.elapsed() < ttl);
-            if cache.len() >= MAX_CACHED_TABLES {
-                cache.clear();
-            }
-        }
-        cache.insert(namespace_path.to_owned(), (Instant::now(), directory.to_owned()));
+        self.directories.insert(namespace_path, directory.to_owned());
     }
 
     /// icegate's endpoints for the table at `table_path` (after the base path).

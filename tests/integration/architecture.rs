@@ -300,6 +300,33 @@ fn no_import_cycle_has_more_than_two_files() {
     assert!(big.is_empty(), "import cycles of more than two files:\n{}", big.join("\n"));
 }
 
+/// The pairs of files that still import each other, each a piece of one living in the other:
+/// a parent module and its child, and the AWS credential chain and STS (whose client the chain's
+/// web identity uses, while STS's role is signed with the chain). Issue 47 left them; the list
+/// only shrinks.
+const STILL_IMPORTING_EACH_OTHER: &[&str] = &[
+    "config/mod.rs, config/upstreams.rs",
+    "ops/audit/line.rs, ops/audit/mod.rs",
+    "ops/gravitino/api.rs, ops/gravitino/mod.rs",
+    "ops/owners/mod.rs, ops/owners/store.rs",
+    "ops/reload/mod.rs, ops/reload/source.rs",
+    "serve/aws_chain.rs, serve/sts.rs",
+];
+
+/// No two files import each other (issue 47) beyond the known pairs: a new pair fails, and so
+/// does a known pair that is gone (take it off the list).
+#[test]
+fn no_two_files_import_each_other() {
+    let (_, edges) = graph();
+    let pairs: BTreeSet<String> = cycles(&edges).into_iter().filter(|c| c.len() == 2).map(|c| shown(&c)).collect();
+    let new: Vec<String> =
+        pairs.iter().filter(|p| !STILL_IMPORTING_EACH_OTHER.contains(&p.as_str())).cloned().collect();
+    assert_none(new, "files that import each other");
+    let gone: Vec<String> =
+        STILL_IMPORTING_EACH_OTHER.iter().filter(|p| !pairs.contains(**p)).map(|p| (*p).to_owned()).collect();
+    assert_none(gone, "pairs no longer importing each other: take them off STILL_IMPORTING_EACH_OTHER");
+}
+
 /// No cycle in the core, of any size (issue 31): the core's modules form a hierarchy, so each
 /// can be read, and tested, above what it imports.
 #[test]

@@ -1,6 +1,7 @@
 //! The Iceberg REST protocol as icegate reads it: operations, names, routes, bodies and lists.
 
 pub mod body;
+pub mod errors;
 pub mod json;
 pub mod list;
 pub mod location;

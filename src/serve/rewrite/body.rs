@@ -21,6 +21,10 @@ pub enum RewriteError {
     List(#[from] ListError),
     #[error("upstream answered a follow-up page with status {0}")]
     FollowUp(u16),
+    /// A follow-up page's request failed as a first page's would, and is answered alike (a
+    /// timeout is a 504 on any page).
+    #[error("{}", .0.message)]
+    PageRequest(Box<crate::error::Refusal>),
     /// Clients would send every request to a prefix icegate refuses (docs/design.md §2, §7).
     #[error("the getConfig answer's `{key}.prefix` `{value}` names no catalog of the policy that this upstream serves")]
     UnmappedPrefix { key: &'static str, value: String },

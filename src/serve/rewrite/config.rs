@@ -177,7 +177,7 @@ mod tests {
             r#"{"defaults":{"warehouse":"a","w\u0061rehouse":"b"}}"#,
         ] {
             let e = clean_config(twice.as_bytes(), &config, |p| p == "ok").unwrap_err();
-            assert_eq!(crate::error::Refusal::from(&e).status, 502, "{twice}");
+            assert_eq!(crate::error::Refusal::from(&e).status(), 502, "{twice}");
         }
     }
 
@@ -274,7 +274,7 @@ mod tests {
         ] {
             let e = clean_config(refused.as_bytes(), &config, glue).unwrap_err();
             assert!(matches!(e, RewriteError::UnmappedPrefix { .. }), "{refused}: {e}");
-            assert_eq!(crate::error::Refusal::from(&e).status, 502);
+            assert_eq!(crate::error::Refusal::from(&e).status(), 502);
         }
     }
 }

@@ -2,6 +2,7 @@
 //! Iceberg error of the same status when they cannot be read (a trace could hide in them), and
 //! given one when they have no body (clients read the error's type and message).
 
+use crate::core::iceberg::errors::upstream_type;
 use bytes::Bytes;
 
 /// An upstream error body without its `stack`, at any depth (JSON errors only), and whether it
@@ -42,28 +43,18 @@ fn remove_stacks(value: &mut serde_json::Value) -> bool {
 /// An Iceberg error for an upstream error without a body (Lakekeeper 0.7's 404 of a route it
 /// does not serve reached clients as an empty 404).
 fn empty_error(status: http::StatusCode) -> String {
-    let kind = match status.as_u16() {
-        400 => "BadRequestException",
-        401 => "NotAuthorizedException",
-        403 => "ForbiddenException",
-        404 => "NotFoundException",
-        503 => "ServiceUnavailableException",
-        _ if status.is_server_error() => "ServiceFailureException",
-        _ => "RESTException",
-    };
     serde_json::json!({"error": {
         "message": format!("upstream answered {} without an error body", status.as_u16()),
-        "type": kind,
+        "type": upstream_type(status.as_u16(), true),
         "code": status.as_u16(),
     }})
     .to_string()
 }
 
 fn unreadable_error(status: http::StatusCode) -> String {
-    let kind = if status.is_server_error() { "ServiceFailureException" } else { "RESTException" };
     serde_json::json!({"error": {
         "message": format!("upstream answered {} with an error body icegate could not read", status.as_u16()),
-        "type": kind,
+        "type": upstream_type(status.as_u16(), false),
         "code": status.as_u16(),
     }})
     .to_string()

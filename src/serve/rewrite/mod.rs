@@ -8,7 +8,7 @@ pub mod body;
 mod config;
 mod errors;
 mod list;
-mod restrict;
+pub mod restrict;
 
 pub use body::{MAX_PAGES_WITHOUT_SIZE, MAX_REWRITE_BYTES, RewriteError, collect};
 pub use config::clean_config;
@@ -24,8 +24,9 @@ use crate::error::{self, Refusal, Stop};
 use crate::serve::context::Context;
 use crate::serve::forward::{self, Body};
 use crate::serve::outbound::Outbound;
+use crate::serve::outbound::send;
 use crate::serve::state::Shared;
-use crate::serve::upstream_calls::{self, send, table_locations};
+use crate::serve::upstream_calls::{self, table_locations};
 use crate::serve::{staged, tokens, vending};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Response, StatusCode};
@@ -110,6 +111,8 @@ pub enum Needs<'a> {
     Vend(Vend<'a>),
     /// A getConfig answer: the `prefix` it gives clients must name a catalog of this policy.
     Config(&'a crate::core::policy::Snapshot),
+    /// The answer to an authorized sign request, as it was forwarded: checked and marked by it.
+    Sign(&'a crate::serve::signing::Forward),
 }
 
 impl<'a> From<Option<Vend<'a>>> for Needs<'a> {
@@ -139,14 +142,14 @@ pub async fn respond(
 ) -> Result<(Response<Body>, Option<Action>), Stop> {
     let op = route.operation;
     let (mut head, body) = response.into_parts();
-    let (vend, snapshot) = match needs {
-        Needs::Nothing => (None, None),
-        Needs::Vend(vend) => (Some(vend), None),
-        Needs::Config(snapshot) => (None, Some(snapshot)),
+    let (vend, snapshot, sign) = match needs {
+        Needs::Nothing => (None, None, None),
+        Needs::Vend(vend) => (Some(vend), None, None),
+        Needs::Config(snapshot) => (None, Some(snapshot), None),
+        Needs::Sign(sign) => (None, None, Some(sign)),
     };
     crate::serve::accept::strip_hop_by_hop(&mut head.headers);
-    let sign = cx.sign.take();
-    if vend.is_some() || op == OperationId::GetConfig || sign.as_ref().is_some_and(|s| !s.cacheable()) {
+    if vend.is_some() || op == OperationId::GetConfig || sign.is_some_and(|s| !s.cacheable()) {
         head.headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     }
     let fail = error::stop::<RewriteError>(Some(op));
@@ -222,7 +225,7 @@ async fn list_pages(
             let next = Outbound { query: &query, ..*out };
             let response = send(shared, caller, &next, forward::Outgoing::empty())
                 .await
-                .map_err(|s| RewriteError::Read(s.refusal.message))?;
+                .map_err(|s| RewriteError::PageRequest(Box::new(s.refusal)))?;
             let status = response.status().as_u16();
             Ok((status, collect(response.into_body()).await?))
         }
@@ -247,7 +250,7 @@ async fn vended(
     FollowUp { caller, out }: FollowUp<'_>,
 ) -> Result<(crate::core::credentials::response::Chunks, Action), Stop> {
     let bytes = match vend.restrictions {
-        Some(applied) => restrict::restricted(&bytes, applied, op)?,
+        Some(applied) => restrict::restricted(&bytes, applied, op).map_err(error::stop(Some(op)))?,
         None => bytes,
     };
     if let Some(table) = &vend.staged

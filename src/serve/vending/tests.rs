@@ -12,7 +12,7 @@ fn route(method: &str, path: &str) -> Route {
 /// for signing (which names the signer) is not replaced by one that may omit it.
 #[test]
 fn a_fresh_storage_entry_learned_for_signing_is_kept_until_signing_replaces_it() {
-    let vending = Vending::new(Config::default(), None, Vec::new());
+    let vending = Vending::new(Config::default(), None, Vec::new(), &crate::core::clock::Clock::real());
     let storage = |l: &str| Arc::new(TableStorage { locations: vec![l.to_owned()], ..TableStorage::default() });
     let cached = |for_signing| vending.cached_storage("/v1/namespaces/db/tables/t", for_signing);
     let locations = |s: Option<Arc<TableStorage>>| s.map(|s| s.locations.clone());
@@ -64,7 +64,7 @@ fn a_failed_mint_is_a_502_that_does_not_quote_sts() {
         message: "User: arn:aws:iam::1:user/icegate is not authorized to perform: sts:AssumeRole".into(),
     });
     let refusal = crate::error::Refusal::from(&e);
-    assert_eq!(refusal.status, 502);
+    assert_eq!(refusal.status(), 502);
     assert!(!refusal.message.contains("arn:") && !refusal.message.contains("AccessDenied"), "{}", refusal.message);
 }
 

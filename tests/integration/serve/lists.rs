@@ -69,6 +69,28 @@ async fn page_tokens_are_sealed_bound_to_the_user_and_unwrapped_on_return() {
     assert_eq!(up.requests().len(), before);
 }
 
+/// Regression (issue 47): a follow-up page's timeout was flattened into a message and
+/// answered 502, where the same timeout on the first page answered 504.
+#[tokio::test]
+async fn an_upstream_timeout_is_504_on_any_page_of_a_list() {
+    let slow = Duration::from_millis(1500);
+    let (up, g) = setup_with(
+        move |r| {
+            if r.target.contains("pageToken=") || r.target.contains("pageSize=3") {
+                Reply::json(200, json!({"identifiers": idents(&["zeta"])})).after(slow)
+            } else {
+                Reply::json(200, json!({"identifiers": idents(&["orders","salaries"]), "next-page-token": "salaries"}))
+            }
+        },
+        |c| c.upstream.response_timeout_ms = 500,
+    )
+    .await;
+    get(&g, "dave", &format!("{LIST}?pageSize=3")).await.assert_error(504, "GatewayTimeoutException");
+    // the first page answers in time; the refill's page does not
+    get(&g, "dave", &format!("{LIST}?pageSize=2")).await.assert_error(504, "GatewayTimeoutException");
+    assert!(up.requests().iter().any(|r| r.target.contains("pageToken=salaries")));
+}
+
 #[tokio::test]
 async fn a_page_of_only_hidden_entries_is_refilled_from_the_next_page() {
     let (up, g) = setup_with(

@@ -3,7 +3,11 @@ use crate::core::iceberg::json::JsonError;
 use crate::core::iceberg::names::NameRules;
 use crate::core::iceberg::routes::Query;
 use crate::core::iceberg::{Namespace, TableIdent};
-use crate::core::refused::body_status;
+use crate::core::refused::body_error_kind;
+
+fn body_status(e: &BodyError) -> u16 {
+    body_error_kind(e).status()
+}
 
 fn route(op: OperationId) -> Route {
     Route {
