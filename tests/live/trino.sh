@@ -21,7 +21,7 @@
 # `lake-visitors` that the policy grants nothing: the SELECT that lake_read runs is refused to
 # it, decided by the token's group. Prints Trino's and Keycloak's start-up times, and writes
 # the Keycloak version into docs/identity.md's `tested: keycloak` line. Exits non-zero on failure.
-# Standalone: bash tests/live/trino.sh (about 3 minutes once downloaded; the first run fetches
+# Standalone: bash tests/live/trino.sh (about 2 minutes once downloaded; the first run fetches
 # about 700 MB into ~/.m2).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
