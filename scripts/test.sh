@@ -45,7 +45,8 @@ What the full run does, in order:
  10. tests/live/run.sh: real components from Maven Central: Spark's own S3 client (S3FileIO,
      iceberg-aws-bundle) signing every data request through icegate's local signer against
      moto, and a real Trino 483 (assembled from Central's jars, Temurin 25) whose catalogs are
-     written from the README's recipe: OAUTH2 tokens, vended credentials, narrowed refusals
+     written from the README's recipe: OAUTH2 tokens from a real Keycloak 26.7.3 (groups in
+     the token decide), vended credentials, narrowed refusals
  11. tests/pod/run.sh: the container images built with podman (scripts/image.sh: the release
      binary, fat LTO, is most of it) and the sidecar manifests run as a pod with
      `podman kube play`, driven with PyIceberg through the pod's published ports
@@ -55,21 +56,20 @@ What the full run does, in order:
  13. scripts/fuzz.sh: each fuzz target for 20 s
 
 What it installs when missing (it runs as root, or with sudo for apt-get):
-  - Debian packages, with apt-get: postgresql (step 2); tinyproxy (step 7); openjdk-17-jdk-headless, Jackson,
-    httpcore5, ASM, SLF4J and the SQLite JDBC driver for the dev catalog (steps 4-12); podman,
+  - Debian packages, with apt-get: postgresql (step 2); tinyproxy (step 7); openjdk-17-jdk-headless, maven,
+    SLF4J and the SQLite JDBC driver for the dev catalog (steps 4-12); podman,
     runc, catatonit and ca-certificates (steps 11-12), which also writes
     /etc/containers/containers.conf when it is missing (runc, cgroupfs, ulimits)
   - pinned Python packages with pip, in virtual environments under target/: pyiceberg, pyarrow,
-    duckdb (steps 4, 6, 8-12); moto (6, 10); pyiceberg with s3fs (6); pyspark 3.5.9 and the Iceberg
-    1.10.2 runtime jar (6); the Iceberg jar of the dev catalog comes from a pinned,
-    hash-checked PyPI wheel
+    duckdb (steps 4, 6, 8-12); moto (6, 10); pyiceberg with s3fs (6); pyspark 3.5.9 (6, 10)
   - oidc-provider 9.13.3 with npm ci from tests/upstream_auth/package-lock.json, and PyJWT and
     botocore pinned in tests/upstream_auth/requirements.txt, under target/upstream-auth (steps 6, 7)
   - the iceberg-rust client's crates, with cargo from its own Cargo.lock (step 8)
-  - from Maven Central with mvn, pinned and kept in ~/.m2: Iceberg's Spark runtime and
-    iceberg-aws-bundle 1.10.1, Trino 483's server and Iceberg plugin jars (step 10)
+  - from Maven Central with mvn, pinned and kept in ~/.m2: Iceberg's Spark runtime jar 1.10.2,
+    the dev catalog's and Spark's (steps 4-12); Iceberg's Spark runtime and iceberg-aws-bundle
+    1.10.1, Trino 483's server and Iceberg plugin jars, Keycloak 26.7.3's distribution (step 10)
   - cargo-fuzz 0.13.1 with cargo install (step 13)
-  Everything else it needs is the Rust toolchain (1.95), Java 17's runtime, Temurin 25 (Trino),
+  Everything else it needs is the Rust toolchain (1.95), Java 17's runtime, Temurin 25 (Trino, Keycloak),
   Maven, Python 3.11 and Node.js 20 with npm.
 HELP
 }
@@ -109,6 +109,7 @@ step bash tests/upstream_auth/run.sh
 step bash tests/clients/iceberg-rust/run.sh
 step bash tests/readme/follow.sh
 # real components from Maven Central: Spark's S3FileIO through icegate's signer, a real Trino
+# with Keycloak as its identity provider
 step bash tests/live/run.sh
 # the image built here and the sidecar manifests run as a pod (podman), docs/deploy.md
 step bash tests/pod/run.sh

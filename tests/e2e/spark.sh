@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Spark through icegate, end to end: installs PySpark 3.5 and the Iceberg 1.10.2 Spark runtime
-# (tests/e2e/spark/install.sh: pinned, cached in target/spark/, the runtime's stripped shaded
-# libraries repaired), starts its own dev catalog and an icegate on policies/example.yaml (the
+# (tests/e2e/spark/install.sh: PySpark pinned and cached in target/spark/, the runtime jar from
+# Maven Central, pinned, in ~/.m2), starts its own dev catalog and an icegate on policies/example.yaml (the
 # policy tests/e2e/clients.py checks PyIceberg and DuckDB on), and runs tests/e2e/spark.py.
 # Exits non-zero on failure. Called by tests/e2e/run.sh; runs on its own too.
 set -euo pipefail

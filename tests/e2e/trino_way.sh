@@ -25,7 +25,7 @@ DEV="$ROOT/deploy/dev-catalog"
 START=$SECONDS
 
 # Iceberg's Java client with Hadoop's local file system and Parquet: the Spark test's jars (the
-# Iceberg 1.10.2 runtime, its repaired shaded libraries, PySpark's jars/).
+# Iceberg 1.10.2 runtime from Maven Central, PySpark's jars/).
 "$DEV/build.sh" >&2
 JARS="$(bash "$E2E/spark/install.sh")"
 SITE="$("$ROOT/target/spark/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"

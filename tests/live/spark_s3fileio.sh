@@ -17,7 +17,7 @@ LIVE="$ROOT/tests/live"
 DEV="$ROOT/deploy/dev-catalog"
 . "$LIVE/lib.sh"
 # Iceberg 1.10.2 (the dev catalog's and tests/e2e/spark.sh's) has no iceberg-aws-bundle on Maven
-# Central as served here; 1.10.1 has both jars, unrepaired.
+# Central as served here; 1.10.1 has both jars.
 ICEBERG_VERSION=1.10.1
 START=$SECONDS
 "$DEV/build.sh" >&2
