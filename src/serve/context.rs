@@ -107,6 +107,13 @@ impl Context {
         }
     }
 
+    /// Notes the forwarded request's answer: its status, and the time since it was `sent`
+    /// (the one place both are written, for the audit line and the metrics).
+    pub fn forwarded(&mut self, sent: Instant, status: http::StatusCode) {
+        self.upstream_took = Some(sent.elapsed());
+        self.upstream_status = Some(status.as_u16());
+    }
+
     /// Marks the moment the request was decided (the first time only).
     pub fn decided(&mut self) {
         if self.decided_after.is_none() {

@@ -164,8 +164,7 @@ async fn pipeline(
     let to = sign.as_ref().and_then(|s| s.to.as_ref());
     let response = send_to(shared, bound_headers.as_ref().unwrap_or(&parts.headers), &out, to, upstream_body).await;
     let response = ownership::settle(shared, &parts.headers, intents, response).await?;
-    cx.upstream_took = Some(sent.elapsed());
-    cx.upstream_status = Some(response.status().as_u16());
+    cx.forwarded(sent, response.status());
 
     // rewrite
     let mut entries = ListKind::for_operation(op).map(|kind| EntryFilter::new(snap, &subject, catalog, kind));

@@ -75,8 +75,7 @@ pub async fn get_config(
     cx.decided();
     let sent = std::time::Instant::now();
     let response = send(shared, &parts.headers, &out, forward::Outgoing::empty()).await?;
-    cx.upstream_took = Some(sent.elapsed());
-    cx.upstream_status = Some(response.status().as_u16());
+    cx.forwarded(sent, response.status());
     if response.status().is_success() {
         upstream.accepted_config_query(out.query);
     }
