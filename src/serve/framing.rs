@@ -14,7 +14,7 @@
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::serve::identity::Ambiguity;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
@@ -23,16 +23,6 @@ const TRANSFER_ENCODING: &[u8] = b"transfer-encoding:";
 /// The longest line start compared.
 const KEPT: usize = TRANSFER_ENCODING.len();
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0";
-
-/// Whether a connection sent a request head whose framing two hops could read differently.
-#[derive(Debug, Default)]
-pub struct Ambiguity(AtomicBool);
-
-impl Ambiguity {
-    pub fn seen(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
-    }
-}
 
 /// The line scanner of one connection; it survives reads that split a line.
 #[derive(Debug)]
@@ -131,7 +121,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for FramingIo<T> {
         if let Poll::Ready(Ok(())) = polled {
             let this = &mut *self;
             if this.scanner.scan(buf.filled().get(before..).unwrap_or_default()) {
-                this.ambiguity.0.store(true, Ordering::Relaxed);
+                this.ambiguity.mark();
             }
         }
         polled

@@ -187,7 +187,7 @@ pub async fn respond(
     signer: Option<&LocalSigner>,
     local: &Local,
     cacheable: bool,
-) -> Result<http::Response<crate::serve::forward::Body>, LocalSignError> {
+) -> Result<http::Response<bytes::Bytes>, LocalSignError> {
     let signer = signer.ok_or(LocalSignError::NotConfigured)?;
     let bytes = signer.answer(local).await?;
     let mut builder = http::Response::builder()
@@ -198,6 +198,6 @@ pub async fn respond(
         builder = builder.header(http::header::CACHE_CONTROL, "no-store");
     }
     builder
-        .body(crate::serve::forward::full(bytes::Bytes::from(bytes)))
+        .body(bytes::Bytes::from(bytes))
         .map_err(|e| LocalSignError::Build(e.to_string()))
 }

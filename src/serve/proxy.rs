@@ -146,6 +146,7 @@ async fn pipeline(
         let cacheable = sign.as_ref().is_some_and(crate::serve::signing::Forward::cacheable);
         return crate::serve::local_signer::respond(lane.vending.local_signer(), local, cacheable)
             .await
+            .map(|answer| answer.map(forward::full))
             .map_err(error::stop(Some(op)));
     }
     // a batch delete's sign request carries the hash of the body that was checked (docs/design.md §8)

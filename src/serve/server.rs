@@ -9,7 +9,8 @@
 
 use crate::config::Limits;
 use crate::serve::forward::Body;
-use crate::serve::framing::{Ambiguity, FramingIo};
+use crate::serve::framing::FramingIo;
+use crate::serve::identity::Ambiguity;
 use crate::serve::identity::Peer;
 use crate::serve::idle::{Activity, IdleIo};
 use crate::serve::state::Shared;

@@ -14,7 +14,7 @@ pub mod simple;
 pub use error::IdentityError;
 use error::Recognized;
 pub use jwt::validate as validate_jwt;
-pub use peer::Peer;
+pub use peer::{Ambiguity, Peer};
 
 use crate::config::{Identity, Provider};
 use crate::core::clock::Clock;
