@@ -1,13 +1,13 @@
 //! The load harness's bare control: a pass-through proxy built exactly as icegate's server is —
-//! the same runtime (`[runtime]`), connection loop and limits (`icegate::serve::server`), upstream
-//! client (`icegate::serve::forward`) and allocator — with no identification, authorization,
+//! the same runtime (`[runtime]`), connection loop and limits (`icegate::serve::listen::server`), upstream
+//! client (`icegate::serve::upstream::forward`) and allocator — with no identification, authorization,
 //! rewriting, audit or metrics. What icegate costs beyond it is what its authorization costs.
 //!
 //! `cargo run --release --example passthrough -- LISTEN UPSTREAM_URL [WORKERS]`
 
 use http_body_util::BodyExt;
 use icegate::config::{Limits, Runtime, Upstream as UpstreamConfig, parse_upstream};
-use icegate::serve::forward::{Body, BoxError, Upstream};
+use icegate::serve::upstream::forward::{Body, BoxError, Upstream};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,7 +50,7 @@ fn serve(listen: &str, upstream: &str, workers: usize) -> Result<(), BoxError> {
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;
         };
-        icegate::serve::server::serve_connections(
+        icegate::serve::listen::server::serve_connections(
             &Limits::default(),
             open,
             listener,
@@ -67,7 +67,7 @@ fn serve(listen: &str, upstream: &str, workers: usize) -> Result<(), BoxError> {
 /// The request as it came (hop-by-hop headers removed), to the same path upstream.
 async fn forward(upstream: &Upstream, request: http::Request<hyper::body::Incoming>) -> http::Response<Body> {
     let (mut parts, body) = request.into_parts();
-    icegate::serve::accept::strip_hop_by_hop(&mut parts.headers);
+    icegate::serve::pipeline::accept::strip_hop_by_hop(&mut parts.headers);
     parts.headers.remove(http::header::HOST);
     let (path, query) = parts.uri.path_and_query().map_or(("/", ""), |pq| (pq.path(), pq.query().unwrap_or("")));
     let answer = match upstream.uri(path, query) {
@@ -81,7 +81,7 @@ async fn forward(upstream: &Upstream, request: http::Request<hyper::body::Incomi
     match answer {
         Ok(response) => {
             let (mut head, body) = response.into_parts();
-            icegate::serve::accept::strip_hop_by_hop(&mut head.headers);
+            icegate::serve::pipeline::accept::strip_hop_by_hop(&mut head.headers);
             http::Response::from_parts(head, body.map_err(|e| Box::new(e) as BoxError).boxed())
         }
         Err(e) => {

@@ -1,6 +1,6 @@
 //! A refusal: an answer icegate gives itself, as an Iceberg error (docs/design.md §7):
 //! `{"error": {"message": "...", "type": "...", "code": N}}`, and the refusals of the core's
-//! errors. The serving layer's errors are answered in `serve::rescue`; this module imports only
+//! errors. The serving layer's errors are answered in `serve::pipeline::rescue`; this module imports only
 //! the core, so that every layer may answer with a refusal.
 
 use crate::core::iceberg::OperationId;

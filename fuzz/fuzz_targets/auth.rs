@@ -6,7 +6,7 @@
 
 use base64::Engine;
 use icegate::config::{Identity, JwtIdentity, Provider};
-use icegate::serve::identity::{Identifier, Peer};
+use icegate::serve::pipeline::identity::{Identifier, Peer};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 

@@ -128,7 +128,10 @@ fuzz_target!(|data: &[u8]| {
             assert!(location || !naive_location, "a namespace location the extractor missed: {naive}");
         }
         Body::UpdateProperties { location } => {
-            let set = naive.get("updates").and_then(Value::as_object).is_some_and(|p| p.keys().any(|k| k.eq_ignore_ascii_case("location")));
+            let set = naive
+                .get("updates")
+                .and_then(Value::as_object)
+                .is_some_and(|p| p.keys().any(|k| k.eq_ignore_ascii_case("location")));
             let removed = naive
                 .get("removals")
                 .and_then(Value::as_array)

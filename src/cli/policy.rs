@@ -145,7 +145,7 @@ pub fn check(path: &Path, config: Option<&Path>) -> ExitCode {
 /// getConfig for clients whose requests may go elsewhere; warnings, since any may be on purpose
 /// while a policy or a config changes.
 fn serving_warnings(snapshot: &Snapshot, config: &crate::config::Config) -> Vec<String> {
-    let Some(served) = crate::serve::upstreams::served_catalogs(config) else { return Vec::new() };
+    let Some(served) = crate::serve::upstream::upstreams::served_catalogs(config) else { return Vec::new() };
     let named = snapshot.catalog_names();
     let mut warnings: Vec<String> = named
         .iter()
@@ -215,7 +215,7 @@ fn explain_context(args: &ExplainArgs) -> Result<(Snapshot, Settings, Arc<OwnerI
                 ExitCode::from(2)
             })?;
             // explain decides without upstreams: a catalog is decided whichever upstream serves it
-            let settings = Settings { served_catalogs: None, ..crate::serve::state::settings(&config) };
+            let settings = Settings { served_catalogs: None, ..crate::serve::pipeline::state::settings(&config) };
             // a Gravitino source is read once, as serving reads it
             match super::source::gravitino_snapshot(&config) {
                 Ok(Some(snapshot)) => return Ok(with_ownership(args, snapshot, settings, owners)),

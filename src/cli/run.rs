@@ -2,8 +2,8 @@
 //! upstream client → listener, until SIGTERM or Ctrl-C.
 
 use crate::config::{Config, ConfigError};
-use crate::serve::state::Shared;
-use crate::serve::upstreams::Upstreams;
+use crate::serve::pipeline::state::Shared;
+use crate::serve::upstream::upstreams::Upstreams;
 use std::time::Duration;
 use thiserror::Error;
 
@@ -18,7 +18,7 @@ pub enum RunError {
     #[error("the policy source: {0}")]
     Source(String),
     #[error("{0}")]
-    Upstream(#[from] crate::serve::forward::ClientError),
+    Upstream(#[from] crate::serve::upstream::forward::ClientError),
     #[error("{0}")]
     Outbound(#[from] crate::net::outbound::OutboundError),
     #[error("cannot start the runtime: {0}")]
@@ -44,10 +44,10 @@ fn check(config: &Config) -> Result<(), ConfigError> {
     crate::net::outbound::Outbound::new(&config.outbound)
         .map_err(|e| ConfigError::Invalid { key: "outbound", message: e.to_string() })?;
     if config.identity.providers.contains(&crate::config::Provider::Jwt) {
-        crate::serve::identity::validate_jwt(&config.identity.jwt)?;
+        crate::serve::pipeline::identity::validate_jwt(&config.identity.jwt)?;
     }
     if let Some(key) = &config.lists.page_token_key
-        && crate::serve::tokens::parse_key(key).is_none()
+        && crate::serve::pipeline::tokens::parse_key(key).is_none()
     {
         return Err(ConfigError::Invalid { key: "lists.page_token_key", message: "expected 64 hex characters".into() });
     }
@@ -64,11 +64,13 @@ fn check(config: &Config) -> Result<(), ConfigError> {
         }
     }
     for entry in config.upstream_entries() {
-        crate::serve::vending::validate(&entry.credentials).map_err(|e| match (e, config.many_upstreams()) {
-            (ConfigError::Invalid { key, message }, true) => {
-                ConfigError::InvalidUpstream { name: entry.name.clone(), key: key.to_owned(), message }
+        crate::serve::storage::vending::validate(&entry.credentials).map_err(|e| {
+            match (e, config.many_upstreams()) {
+                (ConfigError::Invalid { key, message }, true) => {
+                    ConfigError::InvalidUpstream { name: entry.name.clone(), key: key.to_owned(), message }
+                }
+                (e, _) => e,
             }
-            (e, _) => e,
         })?;
     }
     Ok(())
@@ -94,7 +96,7 @@ pub fn run(config: Config) -> Result<(), RunError> {
     for w in &loaded.warnings {
         tracing::warn!("policy: {w}");
     }
-    if let Some(w) = crate::serve::identity::simple::network_warning(&config) {
+    if let Some(w) = crate::serve::pipeline::identity::simple::network_warning(&config) {
         tracing::warn!("{w}");
     }
     for entry in config.upstream_entries() {
@@ -135,8 +137,8 @@ pub fn run(config: Config) -> Result<(), RunError> {
         if let Err(e) = read {
             tracing::error!(error = %e, "cannot read the ownership store; owners by creation apply once it is reachable");
         }
-        crate::serve::ownership::publish(&shared);
-        crate::serve::admin::probe_all(&shared).await;
+        crate::serve::pipeline::ownership::publish(&shared);
+        crate::serve::listen::admin::probe_all(&shared).await;
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let until_stopped = move || {
             let mut rx = stopped.clone();
@@ -146,16 +148,16 @@ pub fn run(config: Config) -> Result<(), RunError> {
         };
         let admin_addr = admin.local_addr().map_or_else(|_| admin_listen.to_string(), |a| a.to_string());
         let tasks = [
-            tokio::spawn(crate::serve::admin::serve(shared.clone(), admin, until_stopped())),
-            tokio::spawn(crate::serve::admin::probe_upstream(shared.clone(), until_stopped())),
+            tokio::spawn(crate::serve::listen::admin::serve(shared.clone(), admin, until_stopped())),
+            tokio::spawn(crate::serve::listen::admin::probe_upstream(shared.clone(), until_stopped())),
             tokio::spawn(crate::ops::reload::run(shared.clone(), until_stopped())),
-            tokio::spawn(crate::serve::ownership::run(shared.clone(), until_stopped())),
+            tokio::spawn(crate::serve::pipeline::ownership::run(shared.clone(), until_stopped())),
         ];
         let upstreams: Vec<String> =
             shared.upstreams.lanes().iter().map(|l| format!("{}={}", l.name, l.client.authority())).collect();
         let upstreams = upstreams.join(",");
         tracing::info!(%listen, admin = %admin_addr, %upstreams, policy = %stats, "icegate listening");
-        crate::serve::server::serve_with(shared.clone(), listener, tls, shutdown_signal(), grace).await;
+        crate::serve::listen::server::serve_with(shared.clone(), listener, tls, shutdown_signal(), grace).await;
         let _ = stop.send(true);
         for task in tasks {
             let _ = task.await;

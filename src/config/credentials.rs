@@ -157,7 +157,7 @@ impl Default for Sts {
 
 impl Credentials {
     /// The settings that cannot work, refused at start-up (the signing endpoints and origins
-    /// are checked where they are parsed, `serve::vending::validate`).
+    /// are checked where they are parsed, `serve::storage::vending::validate`).
     pub fn validate(&self) -> Result<(), ConfigError> {
         let invalid = |key, message: &str| ConfigError::Invalid { key, message: message.to_owned() };
         if self.mode == Mode::S3Downscope && self.sts.role_arn.is_none() {

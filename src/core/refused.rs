@@ -1,7 +1,7 @@
 //! Why a stage of the core stopped a request: one variant per reason, carrying the names its
 //! message quotes, and the Iceberg error (status and `type`, docs/design.md §5, §7) each reason is
 //! answered with. `crate::error` turns these into refusals, the serving layer's rescue
-//! (`crate::serve::rescue`) its own errors, and refusals into responses; `explain` reads the
+//! (`crate::serve::pipeline::rescue`) its own errors, and refusals into responses; `explain` reads the
 //! status from here, offline.
 
 use crate::core::iceberg::OperationId;

@@ -310,7 +310,7 @@ const STILL_IMPORTING_EACH_OTHER: &[&str] = &[
     "ops/gravitino/api.rs, ops/gravitino/mod.rs",
     "ops/owners/mod.rs, ops/owners/store.rs",
     "ops/reload/mod.rs, ops/reload/source.rs",
-    "serve/aws_chain.rs, serve/sts.rs",
+    "serve/storage/aws_chain.rs, serve/storage/sts.rs",
 ];
 
 /// No two files import each other (issue 47) beyond the known pairs: a new pair fails, and so
@@ -325,6 +325,50 @@ fn no_two_files_import_each_other() {
     let gone: Vec<String> =
         STILL_IMPORTING_EACH_OTHER.iter().filter(|p| !pairs.contains(**p)).map(|p| (*p).to_owned()).collect();
     assert_none(gone, "pairs no longer importing each other: take them off STILL_IMPORTING_EACH_OTHER");
+}
+
+/// The serving layer's rooms, top to bottom (issue 47, src/serve/mod.rs): each imports only
+/// the rooms below it. `serve/cache.rs`, the one cache type, imports no room.
+const ROOMS: [&str; 4] = ["listen", "pipeline", "upstream", "storage"];
+
+/// A file's room in the serving layer: its rank in [`ROOMS`], `Some(ROOMS.len())` for a file
+/// of the serving layer in no room (below them all), `None` outside the serving layer.
+fn room(src: &Path, file: &Path) -> Option<usize> {
+    let rel = file.strip_prefix(src).ok()?;
+    let mut parts = rel.iter().map(|p| p.to_string_lossy().into_owned());
+    if parts.next()? != "serve" {
+        return None;
+    }
+    let second = parts.next()?;
+    Some(ROOMS.iter().position(|r| *r == second).unwrap_or(ROOMS.len()))
+}
+
+#[test]
+fn the_serving_rooms_import_one_way() {
+    let (_, edges) = graph();
+    let src = src();
+    let mut upward = Vec::new();
+    for (from, to) in &edges {
+        let Some(rank) = room(&src, from) else { continue };
+        if from.ends_with("serve/mod.rs") {
+            continue;
+        }
+        for t in to {
+            if room(&src, t).is_some_and(|r| r < rank) {
+                upward.push(format!("{} -> {}", shown(std::slice::from_ref(from)), shown(std::slice::from_ref(t))));
+            }
+        }
+    }
+    assert_none(upward, "imports from a room of the serving layer to a room above it");
+    // every file of the serving layer but its mod.rs and the cache is in a room
+    let loose: Vec<String> = edges
+        .keys()
+        .filter(|f| {
+            room(&src, f) == Some(ROOMS.len()) && !f.ends_with("serve/mod.rs") && !f.ends_with("serve/cache.rs")
+        })
+        .map(|f| shown(std::slice::from_ref(f)))
+        .collect();
+    assert_none(loose, "files of the serving layer in no room");
 }
 
 /// No cycle in the core, of any size (issue 31): the core's modules form a hierarchy, so each
@@ -378,7 +422,7 @@ fn layers_import_one_way() {
 }
 
 /// `error.rs` (the refusal every layer may answer with) is a leaf over the core: the serving
-/// layer's errors are answered in the serving layer (`serve/rescue.rs`), so that a layer that
+/// layer's errors are answered in the serving layer (`serve/pipeline/rescue.rs`), so that a layer that
 /// imports `error` reaches nothing above the core through it (issue 31).
 #[test]
 fn error_imports_only_core() {

@@ -41,7 +41,7 @@ roles:
 }
 
 /// How many disagreements the shadow decisions have counted so far.
-fn disagreements(shared: &icegate::serve::state::Shared) -> f64 {
+fn disagreements(shared: &icegate::serve::pipeline::state::Shared) -> f64 {
     samples(&shared.metrics.render(), "icegate_shadow_disagreements_total").iter().map(|(_, v)| v).sum()
 }
 
@@ -149,7 +149,7 @@ async fn finding_shadow_replays_the_sign_location_check() {
 
 /// Waits until every shadow decision of an answered request has been made (they run after the
 /// response, on tasks of their own).
-pub(crate) async fn settle(shared: &Arc<icegate::serve::state::Shared>) {
+pub(crate) async fn settle(shared: &Arc<icegate::serve::pipeline::state::Shared>) {
     for _ in 0..10_000 {
         if shared.shadow_pending() == 0 {
             return;

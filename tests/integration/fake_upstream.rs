@@ -223,7 +223,7 @@ pub async fn gate_then(
     upstream_url: &str,
     policy: &str,
     tweak: impl FnOnce(&mut Config),
-    prepare: impl FnOnce(&icegate::serve::state::Shared),
+    prepare: impl FnOnce(&icegate::serve::pipeline::state::Shared),
 ) -> Gate {
     let (gate, _) = start_gate(upstream_url, policy, tweak, prepare, icegate::core::clock::Clock::real()).await;
     gate
@@ -236,7 +236,7 @@ pub async fn gate_clocked(
     policy: &str,
     tweak: impl FnOnce(&mut Config),
     clock: icegate::core::clock::Clock,
-) -> (Gate, Arc<icegate::serve::state::Shared>) {
+) -> (Gate, Arc<icegate::serve::pipeline::state::Shared>) {
     start_gate(upstream_url, policy, tweak, |_| {}, clock).await
 }
 
@@ -247,9 +247,9 @@ async fn start_gate(
     upstream_url: &str,
     policy: &str,
     tweak: impl FnOnce(&mut Config),
-    prepare: impl FnOnce(&icegate::serve::state::Shared),
+    prepare: impl FnOnce(&icegate::serve::pipeline::state::Shared),
     clock: icegate::core::clock::Clock,
-) -> (Gate, Arc<icegate::serve::state::Shared>) {
+) -> (Gate, Arc<icegate::serve::pipeline::state::Shared>) {
     let mut config = Config::load(
         None,
         Overrides {
@@ -269,18 +269,18 @@ async fn start_gate(
 pub async fn serve_config(
     config: Config,
     policy: &str,
-    prepare: impl FnOnce(&icegate::serve::state::Shared),
+    prepare: impl FnOnce(&icegate::serve::pipeline::state::Shared),
     clock: icegate::core::clock::Clock,
-) -> (Gate, Arc<icegate::serve::state::Shared>) {
+) -> (Gate, Arc<icegate::serve::pipeline::state::Shared>) {
     let snapshot = crate::support::load(policy);
-    let upstream = icegate::serve::upstreams::Upstreams::from_config(&config, clock.clone()).unwrap();
+    let upstream = icegate::serve::upstream::upstreams::Upstreams::from_config(&config, clock.clone()).unwrap();
     let tls = config.tls.as_ref().map(icegate::net::server_config).transpose().unwrap();
-    let shared = icegate::serve::state::Shared::with_clock(config, snapshot, upstream, clock);
+    let shared = icegate::serve::pipeline::state::Shared::with_clock(config, snapshot, upstream, clock);
     prepare(&shared);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(icegate::serve::server::serve_with(
+    tokio::spawn(icegate::serve::listen::server::serve_with(
         shared.clone(),
         listener,
         tls,

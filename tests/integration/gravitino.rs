@@ -7,7 +7,7 @@
 
 use crate::fake_upstream::{FakeUpstream, Recorded, Reply, basic, send};
 use crate::support::{TempDir, shared_dir};
-use icegate::serve::state::Shared;
+use icegate::serve::pipeline::state::Shared;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -379,11 +379,12 @@ async fn serve_from(gravitino: &FakeUpstream, upstream: &FakeUpstream, dir: &Tem
     let config = icegate::cli::run::load_config(Some(&file), icegate::config::Overrides::default()).unwrap();
     let placeholder = icegate::core::policy::gravitino::placeholder("lake").unwrap().snapshot;
     let upstreams =
-        icegate::serve::upstreams::Upstreams::from_config(&config, icegate::core::clock::Clock::real()).unwrap();
+        icegate::serve::upstream::upstreams::Upstreams::from_config(&config, icegate::core::clock::Clock::real())
+            .unwrap();
     let shared = Shared::new(config, placeholder, upstreams);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(icegate::serve::server::serve(
+    tokio::spawn(icegate::serve::listen::server::serve(
         shared.clone(),
         listener,
         std::future::pending(),
@@ -412,8 +413,8 @@ async fn visible(addr: SocketAddr) -> Result<Vec<u32>, (u16, String)> {
 async fn until_ready(shared: &Arc<Shared>, within: Duration, what: &str, done: impl Fn(&Value) -> bool) -> Value {
     let start = Instant::now();
     loop {
-        icegate::serve::admin::probe_all(shared).await;
-        let (_, body) = icegate::serve::admin::readiness(shared);
+        icegate::serve::listen::admin::probe_all(shared).await;
+        let (_, body) = icegate::serve::listen::admin::readiness(shared);
         if done(&body) {
             return body;
         }
@@ -524,7 +525,7 @@ async fn a_gravitino_source_serves_nothing_unread_then_follows_the_metalake_and_
         assert!(start.elapsed() < Duration::from_secs(4), "the empty metalake was not refused");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let (_, body) = icegate::serve::admin::readiness(&shared);
+    let (_, body) = icegate::serve::listen::admin::readiness(&shared);
     assert!(body["policy"]["source"]["error"].as_str().unwrap().contains("no roles"), "{body}");
     let mut blind = served_lake(&[1, 2, 3]);
     blind.users.retain(|u| u["name"] != "icegate");
@@ -548,7 +549,7 @@ async fn a_gravitino_source_serves_nothing_unread_then_follows_the_metalake_and_
         assert!(start.elapsed() < Duration::from_secs(4), "the unknown privilege was not refused");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let (_, body) = icegate::serve::admin::readiness(&shared);
+    let (_, body) = icegate::serve::listen::admin::readiness(&shared);
     assert!(body["policy"]["source"]["error"].as_str().unwrap().contains("`select_everything`"), "{body}");
     assert_eq!(visible(addr).await.unwrap(), vec![1, 3], "kept out");
     assert_eq!(shared.state.load().generation, 2, "nothing refused was published");

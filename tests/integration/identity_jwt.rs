@@ -8,7 +8,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::HeaderMap;
 use icegate::config::{Identity, JwtIdentity, Provider};
 use icegate::core::clock::Clock;
-use icegate::serve::identity::{Identifier, IdentityError, validate_jwt};
+use icegate::serve::pipeline::identity::{Identifier, IdentityError, validate_jwt};
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
@@ -69,7 +69,7 @@ pub(crate) fn identity_on(jwt: JwtIdentity, providers: Vec<Provider>, clock: &Cl
 pub(crate) async fn identify(
     c: &Identifier,
     h: &HeaderMap,
-    peer: &icegate::serve::identity::Peer,
+    peer: &icegate::serve::pipeline::identity::Peer,
 ) -> Result<icegate::core::roles::Principal, IdentityError> {
     c.identify(h, peer).await
 }
@@ -92,7 +92,7 @@ pub(crate) fn bearer(token: &str) -> HeaderMap {
 }
 
 pub(crate) async fn who(config: &Identifier, token: &str) -> Result<icegate::core::roles::Principal, IdentityError> {
-    identify(config, &bearer(token), &icegate::serve::identity::Peer::plain(PEER)).await
+    identify(config, &bearer(token), &icegate::serve::pipeline::identity::Peer::plain(PEER)).await
 }
 
 pub(crate) async fn refused(config: &Identifier, token: &str) -> String {
@@ -194,25 +194,25 @@ async fn a_bearer_that_is_not_a_jwt_is_not_recognized() {
     let c = identity(static_config(), vec![Provider::Jwt, Provider::Simple]);
     // PyIceberg sends `Bearer None` when it has no token: nobody recognizes it
     assert_eq!(
-        identify(&c, &bearer("None"), &icegate::serve::identity::Peer::plain(PEER)).await,
+        identify(&c, &bearer("None"), &icegate::serve::pipeline::identity::Peer::plain(PEER)).await,
         Err(IdentityError::Missing(" or `Authorization: Bearer <JWT>`"))
     );
     assert_eq!(
-        identify(&c, &bearer("opaque.token"), &icegate::serve::identity::Peer::plain(PEER)).await,
+        identify(&c, &bearer("opaque.token"), &icegate::serve::pipeline::identity::Peer::plain(PEER)).await,
         Err(IdentityError::Missing(" or `Authorization: Bearer <JWT>`"))
     );
     // Basic still goes to `simple`; a JWT-shaped garbage token is refused, never passed on
     let mut h = HeaderMap::new();
     h.insert("authorization", basic("carol").parse().unwrap());
-    assert_eq!(identify(&c, &h, &icegate::serve::identity::Peer::plain(PEER)).await.unwrap().user, "carol");
+    assert_eq!(identify(&c, &h, &icegate::serve::pipeline::identity::Peer::plain(PEER)).await.unwrap().user, "carol");
     let c = identity(static_config(), vec![Provider::Jwt, Provider::Anonymous]);
     assert!(matches!(
-        identify(&c, &bearer("a.b.c"), &icegate::serve::identity::Peer::plain(PEER)).await,
+        identify(&c, &bearer("a.b.c"), &icegate::serve::pipeline::identity::Peer::plain(PEER)).await,
         Err(IdentityError::Invalid(_))
     ));
     // ...and an unrecognized credential is not an absent one: no anonymous fall-back
     assert_eq!(
-        identify(&c, &bearer("None"), &icegate::serve::identity::Peer::plain(PEER)).await,
+        identify(&c, &bearer("None"), &icegate::serve::pipeline::identity::Peer::plain(PEER)).await,
         Err(IdentityError::Missing(" or `Authorization: Bearer <JWT>`"))
     );
 }

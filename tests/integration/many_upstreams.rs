@@ -3,7 +3,7 @@
 
 use crate::fake_upstream::{FakeUpstream, Gate, Recorded, Reply, basic, send, serve_config};
 use crate::support::TempDir;
-use icegate::serve::state::Shared;
+use icegate::serve::pipeline::state::Shared;
 use serde_json::json;
 use std::sync::Arc;
 
@@ -223,8 +223,8 @@ async fn one_upstream_down_leaves_the_other_serving() {
     down.assert_error(502, "BadGatewayException");
     let up = get(&t.gate, "/v1/prod/namespaces/db/tables/t").await;
     assert_eq!(up.status, 200, "{}", up.text());
-    icegate::serve::admin::probe_all(&t.shared).await;
-    let (ready, body) = icegate::serve::admin::readiness(&t.shared);
+    icegate::serve::listen::admin::probe_all(&t.shared).await;
+    let (ready, body) = icegate::serve::listen::admin::readiness(&t.shared);
     assert!(ready, "one upstream answering keeps icegate ready: {body}");
     assert_eq!(body["upstream"]["reachable"], false, "not every upstream answered: {body}");
     assert_eq!(body["upstreams"], json!({"rest": {"reachable": true}, "glue": {"reachable": false}}));
@@ -243,8 +243,8 @@ async fn no_upstream_answering_is_not_ready() {
     let (rest, glue) = (FakeUpstream::start(catalog("prod")).await, FakeUpstream::start(catalog("analytics")).await);
     let text = config_text(&closed(()), &closed(()), "", "");
     let t = start_text(&text, rest, glue, false).await;
-    icegate::serve::admin::probe_all(&t.shared).await;
-    let (ready, body) = icegate::serve::admin::readiness(&t.shared);
+    icegate::serve::listen::admin::probe_all(&t.shared).await;
+    let (ready, body) = icegate::serve::listen::admin::readiness(&t.shared);
     assert!(!ready, "{body}");
 }
 
@@ -283,7 +283,7 @@ async fn each_upstream_gets_its_own_credential_and_never_anothers() {
     assert_eq!(t.glue.only().header("authorization"), Some("Bearer glue-token"));
     assert_eq!(lake.only().header("authorization"), Some(caller.as_str()), "passthrough: the caller's own");
     assert_eq!(idp.requests().len(), 1, "one token, for glue only");
-    let (_, body) = icegate::serve::admin::readiness(&t.shared);
+    let (_, body) = icegate::serve::listen::admin::readiness(&t.shared);
     assert_eq!(body["upstreams"]["glue"]["auth"]["mode"], "oauth2", "{body}");
     assert!(body["upstreams"]["rest"].get("auth").is_none(), "{body}");
     let metrics = t.shared.metrics.render();
@@ -336,8 +336,8 @@ async fn the_single_upstream_is_named_default_in_readyz_audit_and_metrics() {
         crate::fake_upstream::gate_clocked(&upstream.url(""), POLICY, |_| {}, icegate::core::clock::Clock::real())
             .await;
     assert_eq!(get(&g, "/v1/orphan/namespaces/db").await.status, 200, "the single upstream serves every catalog");
-    icegate::serve::admin::probe_all(&shared).await;
-    let (ready, body) = icegate::serve::admin::readiness(&shared);
+    icegate::serve::listen::admin::probe_all(&shared).await;
+    let (ready, body) = icegate::serve::listen::admin::readiness(&shared);
     assert!(ready, "{body}");
     assert_eq!(body["upstream"], json!({"reachable": true}));
     assert_eq!(body["upstreams"], json!({"default": {"reachable": true}}));

@@ -582,7 +582,7 @@ async fn owners_list_shows_an_unsettled_intent_and_forget_drops_a_stray() {
     b.kill_9();
 }
 
-/// The background reconciliation (serve::ownership::run) judges an intent's age and waits
+/// The background reconciliation (serve::pipeline::ownership::run) judges an intent's age and waits
 /// for its next round on the store's clock: the test moves a manual clock past both instead of
 /// waiting out the 5 s an intent must age and the poll interval (an hour here).
 #[tokio::test]
@@ -605,18 +605,22 @@ async fn owners_an_intent_the_upstream_could_not_settle_is_reconciled_later_in_t
     config.owners.poll_interval_seconds = 3600;
     config.upstream.response_timeout_ms = 1000;
     let clock = icegate::core::clock::Clock::manual();
-    let forward = icegate::serve::upstreams::Upstreams::from_config(&config, clock.clone()).unwrap();
-    let shared =
-        icegate::serve::state::Shared::with_clock(config, crate::support::load(POLICY), forward, clock.clone());
+    let forward = icegate::serve::upstream::upstreams::Upstreams::from_config(&config, clock.clone()).unwrap();
+    let shared = icegate::serve::pipeline::state::Shared::with_clock(
+        config,
+        crate::support::load(POLICY),
+        forward,
+        clock.clone(),
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let g = Gate::at(listener.local_addr().unwrap());
-    tokio::spawn(icegate::serve::server::serve(
+    tokio::spawn(icegate::serve::listen::server::serve(
         shared.clone(),
         listener,
         std::future::pending(),
         Duration::from_secs(1),
     ));
-    tokio::spawn(icegate::serve::ownership::run(shared.clone(), std::future::pending()));
+    tokio::spawn(icegate::serve::pipeline::ownership::run(shared.clone(), std::future::pending()));
     // created upstream, answered too late, and the existence check fails too: pending
     let a = call(&g, "alice", "POST", "/v1/namespaces/s/tables", &create("slow-unchecked")).await;
     a.assert_error(504, "GatewayTimeoutException");

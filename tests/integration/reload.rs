@@ -3,7 +3,7 @@
 
 use crate::fake_upstream::{FakeUpstream, Reply, basic, send};
 use crate::support::TempDir;
-use icegate::serve::state::Shared;
+use icegate::serve::pipeline::state::Shared;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -108,11 +108,12 @@ async fn start_with(
     let live = icegate::core::policy::load_path(policy).unwrap().snapshot;
     let candidate = shadow.map(|p| icegate::core::policy::load_path(p).unwrap().snapshot);
     let forward =
-        icegate::serve::upstreams::Upstreams::from_config(&config, icegate::core::clock::Clock::real()).unwrap();
+        icegate::serve::upstream::upstreams::Upstreams::from_config(&config, icegate::core::clock::Clock::real())
+            .unwrap();
     let shared = Shared::with_shadow(config, live, candidate, forward);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(icegate::serve::server::serve(
+    tokio::spawn(icegate::serve::listen::server::serve(
         shared.clone(),
         listener,
         std::future::pending(),
@@ -168,7 +169,7 @@ async fn reload_under_load_never_mixes_policies_and_takes_effect_within_two_seco
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
             assert_eq!(visible(addr).await, expected, "a broken policy must not replace the last good one");
-            let (_, ready) = icegate::serve::admin::readiness(&shared);
+            let (_, ready) = icegate::serve::listen::admin::readiness(&shared);
             assert_eq!(ready["policy"]["stale"], true, "{ready}");
             assert!(shared.metrics.render().contains("icegate_policy_reloads_total{result=\"failure\"} 1"));
         }
@@ -189,7 +190,7 @@ async fn reload_under_load_never_mixes_policies_and_takes_effect_within_two_seco
     assert!(served > 50, "the clients kept running: {served}");
     let state = shared.state.load();
     assert_eq!(state.generation, 7, "six successful reloads after the first load");
-    let (_, ready) = icegate::serve::admin::readiness(&shared);
+    let (_, ready) = icegate::serve::listen::admin::readiness(&shared);
     assert_eq!(ready["policy"]["stale"], false, "fixed: {ready}");
     assert_eq!(ready["policy"]["hash"], state.snapshot.hash());
 }
@@ -204,7 +205,7 @@ async fn a_policy_that_fails_to_load_is_reported_and_fixing_it_recovers() {
         std::fs::write(&file, broken).unwrap();
         assert!(matches!(icegate::ops::reload::reload_now(&shared), icegate::ops::reload::Outcome::Failed(_)));
         assert_eq!(visible(addr).await, ODD.into_iter().collect());
-        assert_eq!(icegate::serve::admin::readiness(&shared).1["policy"]["stale"], true);
+        assert_eq!(icegate::serve::listen::admin::readiness(&shared).1["policy"]["stale"], true);
         assert!(shared.metrics.render().contains("icegate_policy_stale 1"));
     }
     std::fs::write(&file, policy(&EVEN)).unwrap();
@@ -214,7 +215,7 @@ async fn a_policy_that_fails_to_load_is_reported_and_fixing_it_recovers() {
     ));
     assert_eq!(visible(addr).await, EVEN.into_iter().collect());
     assert!(matches!(icegate::ops::reload::reload_now(&shared), icegate::ops::reload::Outcome::Unchanged));
-    assert_eq!(icegate::serve::admin::readiness(&shared).1["policy"]["stale"], false);
+    assert_eq!(icegate::serve::listen::admin::readiness(&shared).1["policy"]["stale"], false);
 }
 
 /// A service credential mounted from a Secret rotates: its file is read again on reload
@@ -344,22 +345,22 @@ async fn the_readiness_probe_sends_the_query_clients_send_or_the_configured_targ
     let file = dir.write("p.yaml", &policy(&ODD));
     let (addr, shared) = start(&upstream, &file, None).await;
     // a 400 is an answer: reachable, as before
-    assert!(icegate::serve::admin::probe_once(&shared.upstreams.lanes()[0]).await);
+    assert!(icegate::serve::listen::admin::probe_once(&shared.upstreams.lanes()[0]).await);
     assert_eq!(upstream.requests().last().unwrap().target, "/v1/config");
     let a = send(addr, "GET", "/v1/config?warehouse=wh", &[("authorization", &basic("ann"))], b"").await;
     assert_eq!(a.status, 200, "{}", a.text());
-    assert!(icegate::serve::admin::probe_once(&shared.upstreams.lanes()[0]).await);
+    assert!(icegate::serve::listen::admin::probe_once(&shared.upstreams.lanes()[0]).await);
     assert_eq!(upstream.requests().last().unwrap().target, "/v1/config?warehouse=wh");
     // a query the upstream refused is not learned
     send(addr, "GET", "/v1/config?warehouse=nope", &[("authorization", &basic("ann"))], b"").await;
-    assert!(icegate::serve::admin::probe_once(&shared.upstreams.lanes()[0]).await);
+    assert!(icegate::serve::listen::admin::probe_once(&shared.upstreams.lanes()[0]).await);
     assert_eq!(upstream.requests().last().unwrap().target, "/v1/config?warehouse=wh");
 
     let (_, configured) = start_with(&upstream, &file, None, |c| {
         c.upstream.readiness_probe = Some("/v1/config?warehouse=wh".into());
     })
     .await;
-    assert!(icegate::serve::admin::probe_once(&configured.upstreams.lanes()[0]).await);
+    assert!(icegate::serve::listen::admin::probe_once(&configured.upstreams.lanes()[0]).await);
     assert_eq!(upstream.requests().last().unwrap().target, "/v1/config?warehouse=wh");
     // a configured target that is not a path is a config error
     let text = format!("[upstream]\nurl = \"{}\"\nreadiness_probe = \"v1/config\"\n", upstream.url(""));
@@ -377,12 +378,12 @@ async fn the_admin_listener_serves_health_readiness_and_metrics_that_move() {
     let (addr, shared) = start(&upstream, &file, None).await;
     let admin = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let admin_addr = admin.local_addr().unwrap();
-    tokio::spawn(icegate::serve::admin::serve(shared.clone(), admin, std::future::pending()));
+    tokio::spawn(icegate::serve::listen::admin::serve(shared.clone(), admin, std::future::pending()));
 
     assert_eq!(send(admin_addr, "GET", "/healthz", &[], b"").await.status, 200);
     let not_ready = send(admin_addr, "GET", "/readyz", &[], b"").await;
     assert_eq!(not_ready.status, 503, "no probe has answered yet: {}", not_ready.text());
-    assert!(icegate::serve::admin::probe_once(&shared.upstreams.lanes()[0]).await);
+    assert!(icegate::serve::listen::admin::probe_once(&shared.upstreams.lanes()[0]).await);
     shared.upstreams.lanes()[0].probed(true);
     let ready = send(admin_addr, "GET", "/readyz", &[], b"").await;
     assert_eq!(ready.status, 200);

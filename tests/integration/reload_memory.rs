@@ -7,7 +7,7 @@ use crate::fake_upstream::{FakeUpstream, Reply, basic, send};
 use crate::support::TempDir;
 use icegate::core::policy::Snapshot;
 use icegate::ops::reload::{Outcome, reload_now};
-use icegate::serve::state::Shared;
+use icegate::serve::pipeline::state::Shared;
 use serde_json::json;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -43,11 +43,12 @@ async fn start(upstream: &FakeUpstream, policy: &Path) -> (SocketAddr, Arc<Share
     config.owners.store = Some(icegate::ops::owners::StoreKind::Off);
     let snapshot = icegate::core::policy::load_path(policy).unwrap().snapshot;
     let forward =
-        icegate::serve::upstreams::Upstreams::from_config(&config, icegate::core::clock::Clock::real()).unwrap();
+        icegate::serve::upstream::upstreams::Upstreams::from_config(&config, icegate::core::clock::Clock::real())
+            .unwrap();
     let shared = Shared::new(config, snapshot, forward);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(icegate::serve::server::serve(
+    tokio::spawn(icegate::serve::listen::server::serve(
         shared.clone(),
         listener,
         std::future::pending(),

@@ -83,7 +83,7 @@ async fn setup(
     expires_in: u64,
     delay: Duration,
     clock: Clock,
-) -> (Idp, FakeUpstream, Gate, Arc<icegate::serve::state::Shared>, TempDir) {
+) -> (Idp, FakeUpstream, Gate, Arc<icegate::serve::pipeline::state::Shared>, TempDir) {
     let idp = Idp::start(expires_in, delay).await;
     let catalog = FakeUpstream::start(idp.catalog()).await;
     let dir = TempDir::new("oauth2");
@@ -206,13 +206,13 @@ async fn a_streamed_body_is_not_sent_again_but_its_401_drops_the_token() {
 #[tokio::test]
 async fn readyz_and_metrics_say_whether_a_token_is_held() {
     let (idp, _catalog, g, shared, _dir) = setup(600, Duration::ZERO, Clock::real()).await;
-    let (ready, body) = icegate::serve::admin::readiness(&shared);
+    let (ready, body) = icegate::serve::listen::admin::readiness(&shared);
     assert!(!ready, "no token yet: {body}");
     assert_eq!(body["upstream"]["auth"]["mode"], "oauth2");
     assert_eq!(body["upstream"]["auth"]["held"], false);
     // the readiness probe goes with the upstream's credential, and so fetches the first token
-    icegate::serve::admin::probe_all(&shared).await;
-    let (ready, body) = icegate::serve::admin::readiness(&shared);
+    icegate::serve::listen::admin::probe_all(&shared).await;
+    let (ready, body) = icegate::serve::listen::admin::readiness(&shared);
     assert!(ready, "{body}");
     assert_eq!(body["upstream"]["auth"]["held"], true);
     let left = body["upstream"]["auth"]["expires_in_seconds"].as_u64().unwrap();
@@ -261,7 +261,7 @@ async fn a_token_endpoint_that_refuses_is_503_unready_and_never_quoted() {
     // within the back-off, a second request does not ask again
     let _ = send(g.addr, "GET", LOAD_ORDERS, &[("authorization", &basic("alice"))], b"").await;
     assert_eq!(idp.requests().len(), 1);
-    let (ready, body) = icegate::serve::admin::readiness(&shared);
+    let (ready, body) = icegate::serve::listen::admin::readiness(&shared);
     assert!(!ready);
     assert_eq!(body["upstream"]["auth"]["last_error"], "token endpoint answered 401 `invalid_client`");
     let metrics = shared.metrics.render();

@@ -5,8 +5,8 @@
 
 use crate::fake_upstream::{FakeUpstream, Recorded, Reply, basic, gate_then, send};
 use crate::support::SALES_POLICY as POLICY;
-use icegate::serve::aws_chain::{Chain, Env};
-use icegate::serve::upstream_auth::ServiceAuth;
+use icegate::serve::storage::aws_chain::{Chain, Env};
+use icegate::serve::upstream::upstream_auth::ServiceAuth;
 use sha2::Digest;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -16,7 +16,7 @@ fn sigv4(c: &mut icegate::config::Config) {
         Some(icegate::config::SigV4 { service: "glue".into(), region: "eu-west-1".into(), sts_endpoint: None });
 }
 
-pub fn chain(pairs: &[(&str, &str)]) -> impl FnOnce(&icegate::serve::state::Shared) {
+pub fn chain(pairs: &[(&str, &str)]) -> impl FnOnce(&icegate::serve::pipeline::state::Shared) {
     let env = Env::from_pairs(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     move |shared| match shared.upstreams.lanes()[0].client.auth() {
         ServiceAuth::SigV4(signer) => signer.use_chain(Chain::new(env)),
@@ -68,8 +68,14 @@ fn assert_verifies(r: &Recorded) {
     let credentials =
         aws_credential_types::Credentials::new("AKIDTEST", "secret-key", Some("session-tok".into()), None, "t");
     let time = amz_date(r.header("x-amz-date").unwrap());
-    icegate::serve::upstream_auth::sigv4::sign_parts(&mut parts, &r.body, &credentials, ("glue", "eu-west-1"), time)
-        .unwrap();
+    icegate::serve::upstream::upstream_auth::sigv4::sign_parts(
+        &mut parts,
+        &r.body,
+        &credentials,
+        ("glue", "eu-west-1"),
+        time,
+    )
+    .unwrap();
     assert_eq!(parts.headers.get("authorization").unwrap().to_str().unwrap(), auth, "{r:#?}");
 }
 
@@ -143,7 +149,7 @@ async fn credentials_are_read_again_as_they_age_and_readyz_says_they_are_held() 
         ("AWS_CONFIG_FILE", "/nonexistent/config"),
         ("HOME", "/nonexistent"),
     ])(&shared);
-    let (ready, body) = icegate::serve::admin::readiness(&shared);
+    let (ready, body) = icegate::serve::listen::admin::readiness(&shared);
     assert!(!ready && body["upstream"]["auth"]["held"] == false, "{body}");
     let key = |r: &Recorded| r.header("authorization").unwrap().split('/').next().unwrap().to_owned();
     let load = "/v1/prod/namespaces/sales/tables/orders";
@@ -159,7 +165,7 @@ async fn credentials_are_read_again_as_they_age_and_readyz_says_they_are_held() 
     let credential = "AWS4-HMAC-SHA256 Credential=";
     assert_eq!(keys, [format!("{credential}AKIDONE"), format!("{credential}AKIDONE"), format!("{credential}AKIDTWO")]);
     shared.upstreams.lanes()[0].probed(true);
-    let (ready, body) = icegate::serve::admin::readiness(&shared);
+    let (ready, body) = icegate::serve::listen::admin::readiness(&shared);
     assert!(ready, "{body}");
     assert_eq!(
         body["upstream"]["auth"],

@@ -5,7 +5,7 @@
 //!
 //! Every create, drop and rename is first written as an *intent* (durable before the request
 //! is forwarded: a store that cannot be written refuses the request with 503), then *settled*
-//! from the upstream's answer before the response is returned (`serve::ownership` has the rule).
+//! from the upstream's answer before the response is returned (`serve::pipeline::ownership` has the rule).
 
 mod change;
 pub mod embedded;

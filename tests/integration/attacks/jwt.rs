@@ -181,7 +181,7 @@ fn hex_bytes(s: &str) -> Vec<u8> {
 async fn finding_a_jwks_endpoint_kept_down_fails_closed_after_max_staleness() {
     let server = JwksServer::start(vec![jwk("rsa1.key.pem", "k1")]).await;
     let jwt = icegate::config::JwtIdentity { jwks_cache_secs: 1, jwks_max_stale_secs: 2, ..server.config(1) };
-    icegate::serve::identity::validate_jwt(&jwt).unwrap();
+    icegate::serve::pipeline::identity::validate_jwt(&jwt).unwrap();
     let clock = Clock::manual();
     let c = identity_on(jwt, vec![Provider::Jwt], &clock);
     let token = sign(Algorithm::RS256, &rsa("rsa1.key.pem"), Some("k1"), &claims(json!({})));
@@ -200,7 +200,7 @@ async fn finding_a_jwks_endpoint_kept_down_fails_closed_after_max_staleness() {
     assert_eq!(who(&c, &token).await.unwrap().user, "alice");
     // and the setting cannot be shorter than the cache period
     let bad = icegate::config::JwtIdentity { jwks_cache_secs: 10, jwks_max_stale_secs: 5, ..server.config(1) };
-    let e = icegate::serve::identity::validate_jwt(&bad).unwrap_err().to_string();
+    let e = icegate::serve::pipeline::identity::validate_jwt(&bad).unwrap_err().to_string();
     assert!(e.contains("jwks_max_stale_secs"), "{e}");
 }
 

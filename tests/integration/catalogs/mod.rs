@@ -297,8 +297,14 @@ fn signature_verifies(r: &Recorded, service: &str, region: &str) -> bool {
     let credentials =
         aws_credential_types::Credentials::new("AKIDTEST", "secret-key", Some("session-tok".into()), None, "t");
     let time = crate::upstream_sigv4::amz_date(date);
-    icegate::serve::upstream_auth::sigv4::sign_parts(&mut parts, &r.body, &credentials, (service, region), time)
-        .is_ok_and(|()| parts.headers.get("authorization").and_then(|v| v.to_str().ok()) == Some(auth))
+    icegate::serve::upstream::upstream_auth::sigv4::sign_parts(
+        &mut parts,
+        &r.body,
+        &credentials,
+        (service, region),
+        time,
+    )
+    .is_ok_and(|()| parts.headers.get("authorization").and_then(|v| v.to_str().ok()) == Some(auth))
 }
 
 /// The fakes refuse what the real catalogs would, so a served-path test that passes says icegate

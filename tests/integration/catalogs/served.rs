@@ -50,7 +50,7 @@ impl Fixture {
                     Some(icegate::config::SigV4 { service: service.into(), region: region.into(), sts_endpoint: None });
             }
         };
-        let prepare = |shared: &icegate::serve::state::Shared| {
+        let prepare = |shared: &icegate::serve::pipeline::state::Shared| {
             if matches!(profile.auth, Auth::SigV4 { .. }) {
                 crate::upstream_sigv4::chain(&crate::upstream_sigv4::KEYS)(shared);
             }

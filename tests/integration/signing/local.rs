@@ -5,7 +5,7 @@
 
 use super::*;
 use hmac::{Hmac, Mac};
-use icegate::serve::aws_chain::{Chain, Env};
+use icegate::serve::storage::aws_chain::{Chain, Env};
 use sha2::{Digest, Sha256};
 
 pub(super) const KEY_ID: &str = "AKIDLOCALSIGNER";

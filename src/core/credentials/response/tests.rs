@@ -3,7 +3,7 @@ use crate::core::credentials::Action;
 use crate::core::credentials::clean::Endpoints;
 use crate::core::credentials::envelope::Prefix;
 use crate::core::policy::authorize::Scope;
-use crate::serve::sts::Minted;
+use crate::serve::storage::sts::Minted;
 use serde_json::json;
 
 const METADATA: &str = r#"{"format-version":2,"location":"s3://lake/wh/db/t","properties":{"write.data.path":"s3://lake/data/t","x":"{\"a\":[1,2]}"},"schemas":[{"type":"struct","fields":[]}],   "odd-spacing" : [ 1 , 2 ]}"#;
