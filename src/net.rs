@@ -1,8 +1,10 @@
 //! The network pieces every layer that talks HTTP shares: the listener's TLS config (certificate
 //! and key files, and a client CA for mTLS), the client roots (the system's, plus a configured
 //! CA), all with rustls, and the builder of the pooled hyper clients of the forwarded requests
-//! (to the catalog); the side calls' client is `outbound`'s.
+//! (to the catalog); the side calls' client is `outbound`'s, and `oauth2` the client-credentials
+//! token request they make.
 
+pub mod oauth2;
 pub mod outbound;
 
 use rustls::RootCertStore;

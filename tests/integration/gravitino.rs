@@ -7,6 +7,7 @@
 
 use crate::fake_upstream::{FakeUpstream, Recorded, Reply, basic, send};
 use crate::support::{TempDir, shared_dir};
+use crate::upstream_oauth2::{Idp, SECRET};
 use icegate::serve::pipeline::state::Shared;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -737,4 +738,51 @@ async fn the_fake_reads_back_through_gravitinos_own_client() {
     assert_eq!(ours_owners, their_owners);
     assert_eq!(ours_owners.iter().filter(|o| o.2.is_some()).count(), 5, "{ours_owners:?}");
     assert!(ours_owners.iter().any(|o| o.2.is_none()), "an object without an owner");
+}
+
+/// `gravitino.auth = "oauth2"` reads with the token of the one client-credentials request
+/// (net/oauth2.rs): fetched once for the whole read however many calls are in flight, sent on
+/// every call; a refusal says the endpoint's `error` code, never the secret. Regression: the
+/// reader had its own request, which said only "answered 401" and no code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oauth2_service_account_reads_with_one_token_and_a_refused_one_says_why() {
+    let idp = Idp::start(3_600, Duration::ZERO).await;
+    let lake = Arc::new(Mutex::new(served_lake(&[1, 2])));
+    let (held, accepted) = (Arc::clone(&lake), Arc::clone(&idp.accepted));
+    let gravitino = FakeUpstream::start(move |r| {
+        let known = r.header("authorization").is_some_and(|a| accepted.lock().unwrap().contains(a));
+        if known { held.lock().unwrap().answer(r) } else { error(401, "UnauthorizedException", "no token") }
+    })
+    .await;
+    let dir = TempDir::new("gravitino-oauth2");
+    let oauth2 = |secret: &str| icegate::config::OAuth2 {
+        token_endpoint: idp.server.url("/oauth/token"),
+        client_id: "icegate".into(),
+        client_secret_file: Some(dir.write(&format!("secret-{}", secret.len()), &format!("{secret}\n"))),
+        scope: Some("gravitino".into()),
+        ..icegate::config::OAuth2::default()
+    };
+    let config = |secret: &str| icegate::config::Gravitino {
+        auth: icegate::config::GravitinoAuth::OAuth2,
+        user: None,
+        oauth2: Some(oauth2(secret)),
+        concurrency: 8,
+        ..gravitino_config(&gravitino.url(""), "lake", "icegate", None)
+    };
+
+    let read = icegate::ops::gravitino::Reader::new(&config(SECRET)).unwrap().read().await.unwrap();
+    assert_eq!(read.metalake.roles.len(), 1);
+    assert_eq!(idp.fetches(), 1, "one token for the whole read");
+    let calls = gravitino.requests();
+    assert_eq!(calls.len(), read.calls, "every call answered with the token");
+    assert!(calls.iter().all(|r| r.header("authorization") == Some("Bearer tok-1-opaque")));
+    let asked = idp.server.only();
+    assert_eq!(asked.header("accept"), Some("application/json"));
+    let form = String::from_utf8_lossy(&asked.body).into_owned();
+    assert!(form.contains("grant_type=client_credentials") && form.contains("scope=gravitino"), "{form}");
+
+    let refused = icegate::ops::gravitino::Reader::new(&config("not-the-secret")).unwrap().read().await.unwrap_err();
+    let message = refused.to_string();
+    assert!(message.contains("token endpoint answered 401 `invalid_client`"), "{message}");
+    assert!(!message.contains("not-the-secret"), "{message}");
 }

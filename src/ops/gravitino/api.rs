@@ -4,12 +4,11 @@
 //! success.
 
 use super::SourceError;
-use crate::config::{ClientAuth, Gravitino, GravitinoAuth};
+use crate::config::{Gravitino, GravitinoAuth};
 use crate::net::outbound::Outbound;
 use base64::Engine;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::de::DeserializeOwned;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The largest answer read: a metalake's lists of 10,000 tables and more (docs/gravitino-source.md).
@@ -27,14 +26,23 @@ pub fn segment(s: &str) -> String {
 }
 
 /// A client of one metalake's API.
-#[derive(Debug)]
 pub struct Api {
     outbound: Outbound,
     /// `{url}/api/metalakes/{metalake}`.
     base: String,
     config: Gravitino,
-    /// An OAuth2 token and when it is to be replaced.
-    token: Mutex<Option<(String, Instant)>>,
+    /// The token endpoint's client (`gravitino.oauth2.ca_file` trusted besides, else the API's).
+    token_client: Option<Outbound>,
+    /// An OAuth2 token and when it is to be replaced; held while one is fetched, so the calls
+    /// in flight wait for that one instead of each asking the token endpoint.
+    token: tokio::sync::Mutex<Option<(String, Instant)>>,
+}
+
+impl std::fmt::Debug for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // not the token
+        f.debug_struct("Api").field("base", &self.base).finish_non_exhaustive()
+    }
 }
 
 impl Api {
@@ -43,10 +51,18 @@ impl Api {
         let shared = crate::net::outbound::shared().map_err(setup)?;
         let outbound = match config.ca_file.as_deref() {
             Some(ca) => shared.with_ca(ca).map_err(setup)?,
-            None => shared,
+            None => shared.clone(),
+        };
+        let token_client = if config.auth == GravitinoAuth::OAuth2 {
+            match config.oauth2.as_ref().and_then(|o| o.ca_file.as_deref()) {
+                Some(ca) => Some(shared.with_ca(ca).map_err(setup)?),
+                None => Some(outbound.clone()),
+            }
+        } else {
+            None
         };
         let base = format!("{}/api/metalakes/{}", config.url.trim_end_matches('/'), segment(&config.metalake));
-        Ok(Self { outbound, base, config: config.clone(), token: Mutex::new(None) })
+        Ok(Self { outbound, base, config: config.clone(), token_client, token: tokio::sync::Mutex::new(None) })
     }
 
     /// GETs `{base}{path}` (`path` starts with `/` and is already encoded) and reads its JSON;
@@ -99,56 +115,26 @@ impl Api {
         }
     }
 
-    /// A client-credentials token, kept until a minute (or a tenth of its life) before it expires.
+    /// A client-credentials token (net/oauth2.rs's request), kept until a minute (or a tenth of
+    /// its life) before it expires.
     async fn oauth2_token(&self) -> Result<String, SourceError> {
+        let mut held = self.token.lock().await;
         let now = Instant::now();
-        if let Some((token, until)) = self.token.lock().ok().and_then(|t| t.clone())
-            && now < until
+        if let Some((token, until)) = held.as_ref()
+            && now < *until
         {
-            return Ok(token);
+            return Ok(token.clone());
         }
-        let Some(oauth2) = &self.config.oauth2 else {
+        let (Some(oauth2), Some(client)) = (&self.config.oauth2, &self.token_client) else {
             return Err(SourceError::Token("no `[gravitino.oauth2]`".into()));
         };
-        let secret = oauth2.read_secret().map_err(SourceError::Token)?;
-        let mut form: Vec<(&str, &str)> = vec![("grant_type", "client_credentials")];
-        for (key, value) in [("scope", &oauth2.scope), ("audience", &oauth2.audience), ("resource", &oauth2.resource)] {
-            if let Some(v) = value {
-                form.push((key, v));
-            }
-        }
-        let mut request = self.outbound.client().post(&oauth2.token_endpoint);
-        match oauth2.client_auth {
-            ClientAuth::Post => {
-                form.push(("client_id", &oauth2.client_id));
-                form.push(("client_secret", &secret));
-            }
-            ClientAuth::Basic => {
-                let enc = |s: &str| form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
-                request = request.basic_auth(enc(&oauth2.client_id), Some(enc(&secret)));
-            }
-        }
-        let failed = |message: String| SourceError::Token(format!("token endpoint: {message}"));
-        let request = request
-            .form(&form)
-            .timeout(Duration::from_millis(self.config.timeout_ms))
-            .build()
-            .map_err(|e| failed(crate::core::text::error_chain(&e)))?;
-        let response = self.outbound.send(request).await.map_err(|e| failed(e.to_string()))?;
-        if !response.status().is_success() {
-            return Err(failed(format!("answered {}", response.status().as_u16())));
-        }
-        #[derive(serde::Deserialize)]
-        struct Granted {
-            access_token: String,
-            expires_in: Option<u64>,
-        }
-        let granted: Granted = response.json().await.map_err(|e| failed(format!("unreadable answer: {e}")))?;
+        let timeout = Duration::from_millis(self.config.timeout_ms);
+        let granted = crate::net::oauth2::client_credentials(client, oauth2, timeout)
+            .await
+            .map_err(|e| SourceError::Token(e.to_string()))?;
         let life = Duration::from_secs(granted.expires_in.unwrap_or(300));
         let until = now + life.saturating_sub((life / 10).min(Duration::from_secs(60)));
-        if let Ok(mut held) = self.token.lock() {
-            *held = Some((granted.access_token.clone(), until));
-        }
+        *held = Some((granted.access_token.clone(), until));
         Ok(granted.access_token)
     }
 }

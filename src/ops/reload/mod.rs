@@ -105,9 +105,8 @@ pub fn publish(shared: &impl Host, current: &DecisionState, live: Option<Arc<Sna
             }
         },
     };
-    shared.health().stale.store(false, Ordering::Relaxed);
-    shared.metrics().stale.set(0);
     if live.is_none() && shadow.is_none() {
+        fresh(shared);
         shared.metrics().reload("unchanged");
         return Outcome::Unchanged;
     }
@@ -122,6 +121,8 @@ pub fn publish(shared: &impl Host, current: &DecisionState, live: Option<Arc<Sna
     };
     let hash = next.snapshot.hash().to_owned();
     shared.state().policy(&next);
+    // after the store: cleared before it, `/readyz` showed the old generation as fresh
+    fresh(shared);
     if live.is_some() {
         shared.metrics().reload("success");
         shared.metrics().generation.set(i64::try_from(generation).unwrap_or(i64::MAX));
@@ -132,6 +133,12 @@ pub fn publish(shared: &impl Host, current: &DecisionState, live: Option<Arc<Sna
         tracing::info!("shadow policy reloaded");
         Outcome::ShadowReloaded
     }
+}
+
+/// The last read was good: what serves is the latest policy. Called once the state is stored.
+fn fresh(shared: &impl Host) {
+    shared.health().stale.store(false, Ordering::Relaxed);
+    shared.metrics().stale.set(0);
 }
 
 /// The snapshot at `path` when its content differs from `current`'s, else `None`.

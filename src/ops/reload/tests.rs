@@ -220,3 +220,66 @@ fn only_changes_of_what_a_load_reads_trigger() {
     assert_eq!(trigger(&modified("/etc/icegate/policy.yaml"), &targets), Some("watch"));
     assert_eq!(trigger(&modified("/etc/icegate/audit.log"), &targets), None);
 }
+
+/// A [`Serving`] that notes the (generation, stale) pair a concurrent `/readyz` would read at
+/// every step a reload takes through its host, the reload being the only writer.
+struct Observed {
+    inner: Serving,
+    seen: std::sync::Mutex<Vec<(u64, bool)>>,
+}
+
+impl Observed {
+    fn note(&self) {
+        let pair = (self.inner.state.load().generation, self.inner.health.stale.load(Ordering::Relaxed));
+        self.seen.lock().unwrap().push(pair);
+    }
+}
+
+impl Host for Observed {
+    fn config(&self) -> &Config {
+        self.note();
+        &self.inner.config
+    }
+
+    fn state(&self) -> &Published {
+        self.note();
+        &self.inner.state
+    }
+
+    fn health(&self) -> &Health {
+        self.note();
+        &self.inner.health
+    }
+
+    fn metrics(&self) -> &Metrics {
+        self.note();
+        &self.inner.metrics
+    }
+
+    fn clock(&self) -> &Clock {
+        &self.inner.clock
+    }
+}
+
+/// Regression: a publish cleared `stale` before it stored the new state, so between the two a
+/// `/readyz` read `stale: false` beside the old generation (the Gravitino source's first read
+/// showed a fresh generation 0). The state is stored first now: no step shows the old
+/// generation as fresh. Deterministic: the host notes the pair at each of the reload's steps.
+#[test]
+fn a_publish_never_shows_the_old_generation_as_fresh() {
+    let dir = std::env::temp_dir().join(format!("icegate-reload-publish-order-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("policy.yaml");
+    std::fs::write(&path, "version: 1\nmetalake: lake\ndefault_catalog: prod\nusers: [{ name: ann }]\n").unwrap();
+    let inner = Arc::into_inner(serving(&path, &Clock::real())).unwrap();
+    // the last reload failed: generation 1 serves, stale
+    inner.health.stale.store(true, Ordering::Relaxed);
+    let observed = Observed { inner, seen: std::sync::Mutex::default() };
+    std::fs::write(&path, "version: 1\nmetalake: lake\ndefault_catalog: prod\nusers: [{ name: bob }]\n").unwrap();
+    assert!(matches!(reload_now(&observed), Outcome::Reloaded { generation: 2 }));
+    observed.note();
+    let seen = observed.seen.lock().unwrap().clone();
+    assert_eq!(seen.last(), Some(&(2, false)), "{seen:?}");
+    assert!(!seen.contains(&(1, false)), "the old generation shown as fresh: {seen:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -3,7 +3,7 @@
 //! Neither the client secret nor the token is ever written to a log or an error message.
 
 use super::error::{AuthError, Status};
-use crate::config::{ClientAuth, OAuth2};
+use crate::config::OAuth2;
 use crate::core::clock::Clock;
 use crate::net::outbound::Outbound;
 use crate::ops::metrics::UpstreamAuthMetrics;
@@ -11,8 +11,6 @@ use http::HeaderValue;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-/// A token endpoint's answer is read up to this size.
-const MAX_ANSWER_BYTES: usize = 64 * 1024;
 /// After a failed fetch, requests get the same error for this long rather than each asking the
 /// token endpoint again (while a held token is still valid, it keeps serving).
 const FAILURE_BACKOFF: Duration = Duration::from_secs(1);
@@ -157,31 +155,17 @@ impl TokenSource {
     }
 
     async fn fetch(&self) -> Result<Arc<Token>, String> {
-        let secret = self.config.read_secret()?;
-        let request = self.request(&secret)?;
-        drop(secret);
-        let through = self.client.through(request.url());
-        let exchange = async {
-            let response =
-                self.client.send(request).await.map_err(|e| format!("token endpoint is unreachable: {e}"))?;
-            let status = response.status();
-            let body = crate::net::outbound::read(response, MAX_ANSWER_BYTES)
-                .await
-                .map_err(|e| format!("token endpoint's answer could not be read: {e}{through}"))?;
-            Ok::<_, String>((status, body))
-        };
+        // counted from when the request was sent, which the grant cannot predate
         let started = self.clock.now();
-        let (status, body) = tokio::time::timeout(self.timeout, exchange)
+        let granted = crate::net::oauth2::client_credentials(&self.client, &self.config, self.timeout)
             .await
-            .map_err(|_| format!("token endpoint did not answer within {} ms{through}", self.timeout.as_millis()))??;
-        let granted = parse_answer(status, &body).map_err(|e| format!("{e}{through}"))?;
+            .map_err(|e| e.to_string())?;
         let mut header = HeaderValue::try_from(format!("Bearer {}", granted.access_token))
             .map_err(|_| "token endpoint's `access_token` cannot be sent in a header".to_owned())?;
         header.set_sensitive(true);
         let (refresh_at, expires_at) = match granted.expires_in {
             Some(seconds) => {
                 let lifetime = Duration::from_secs(seconds);
-                // counted from when the request was sent, which the grant cannot predate
                 let expires = started.checked_add(lifetime);
                 let margin = MAX_MARGIN.min(lifetime / 5);
                 (expires.and_then(|e| e.checked_sub(margin)), expires)
@@ -204,39 +188,6 @@ impl TokenSource {
         token
     }
 
-    fn request(&self, secret: &str) -> Result<reqwest::Request, String> {
-        let mut form = vec![("grant_type", "client_credentials")];
-        for (key, value) in
-            [("scope", &self.config.scope), ("audience", &self.config.audience), ("resource", &self.config.resource)]
-        {
-            if let Some(v) = value {
-                form.push((key, v));
-            }
-        }
-        let mut builder =
-            self.client.client().post(self.endpoint.to_string()).header(http::header::ACCEPT, "application/json");
-        match self.config.client_auth {
-            ClientAuth::Post => {
-                form.push(("client_id", &self.config.client_id));
-                form.push(("client_secret", secret));
-            }
-            ClientAuth::Basic => {
-                use base64::Engine;
-                // RFC 6749 §2.3.1: each form-encoded before they are joined
-                let encode = |s: &str| form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
-                let pair = format!("{}:{}", encode(&self.config.client_id), encode(secret));
-                let mut value =
-                    HeaderValue::try_from(format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair)))
-                        .map_err(|_| "the client id cannot be sent in a header".to_owned())?;
-                value.set_sensitive(true);
-                builder = builder.header(http::header::AUTHORIZATION, value);
-            }
-        }
-        builder.form(&form).build().map_err(|e| {
-            format!("cannot build the token request: {}", crate::core::text::error_chain(&e.without_url()))
-        })
-    }
-
     /// What `/readyz` says of the token.
     pub fn status(&self) -> Status {
         let now = self.clock.now();
@@ -248,72 +199,5 @@ impl TokenSource {
             expires_in: valid.and_then(|t| t.expires_at).map(|at| at.saturating_duration_since(now).as_secs()),
             last_error: failed,
         }
-    }
-}
-
-/// The parts of a token endpoint's answer icegate uses.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Granted {
-    pub access_token: String,
-    pub expires_in: Option<u64>,
-}
-
-/// Reads a token endpoint's answer (RFC 6749 §5.1, §5.2). Error messages never quote the
-/// answer beyond the `error` code of §5.2.
-pub fn parse_answer(status: http::StatusCode, body: &[u8]) -> Result<Granted, String> {
-    let json: Option<serde_json::Value> = serde_json::from_slice(body).ok();
-    if !status.is_success() {
-        let code = json
-            .as_ref()
-            .and_then(|v| v.get("error")?.as_str().map(str::to_owned))
-            .filter(|c| c.len() <= 64 && c.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
-        return Err(match code {
-            Some(code) => format!("token endpoint answered {} `{code}`", status.as_u16()),
-            None => format!("token endpoint answered {}", status.as_u16()),
-        });
-    }
-    let json = json.ok_or("token endpoint's answer is not JSON")?;
-    let access_token = json
-        .get("access_token")
-        .and_then(serde_json::Value::as_str)
-        .filter(|t| !t.is_empty())
-        .ok_or("token endpoint's answer has no `access_token`")?
-        .to_owned();
-    if let Some(kind) = json.get("token_type").and_then(serde_json::Value::as_str)
-        && !kind.eq_ignore_ascii_case("bearer")
-    {
-        return Err("token endpoint's answer has a `token_type` other than `bearer`".into());
-    }
-    // a number, or a string of one as some providers send it
-    let expires_in = match json.get("expires_in") {
-        None | Some(serde_json::Value::Null) => None,
-        Some(v) => Some(
-            v.as_u64()
-                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-                .ok_or("token endpoint's `expires_in` is not a number of seconds")?,
-        ),
-    };
-    Ok(Granted { access_token, expires_in })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use http::StatusCode;
-
-    #[test]
-    fn answers_are_read_as_rfc_6749_says_and_errors_quote_only_the_error_code() {
-        let ok = br#"{"access_token":"t0k","token_type":"Bearer","expires_in":"30"}"#;
-        assert_eq!(parse_answer(StatusCode::OK, ok), Ok(Granted { access_token: "t0k".into(), expires_in: Some(30) }));
-        let no_expiry = br#"{"access_token":"t0k","token_type":"bearer"}"#;
-        assert_eq!(parse_answer(StatusCode::OK, no_expiry).unwrap().expires_in, None);
-        let mac = br#"{"access_token":"t0k","token_type":"mac"}"#;
-        assert!(parse_answer(StatusCode::OK, mac).unwrap_err().contains("`token_type`"));
-        let refused = br#"{"error":"invalid_client","error_description":"secret s3cr3t is wrong"}"#;
-        let m = parse_answer(StatusCode::UNAUTHORIZED, refused).unwrap_err();
-        assert_eq!(m, "token endpoint answered 401 `invalid_client`");
-        let odd = br#"{"error":"leaked s3cr3t"}"#;
-        assert_eq!(parse_answer(StatusCode::BAD_REQUEST, odd).unwrap_err(), "token endpoint answered 400");
-        assert!(parse_answer(StatusCode::OK, b"{}").unwrap_err().contains("no `access_token`"));
     }
 }
