@@ -6,7 +6,7 @@
 use crate::core::iceberg::OperationId;
 use crate::core::iceberg::body::BodyError;
 use crate::core::iceberg::errors::ErrorKind;
-use crate::core::refused::{self, Answer, Refused};
+use crate::core::refused::{self, CoreRefusal, StopAnswer};
 
 /// An answer icegate gives itself, without forwarding.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -152,12 +152,12 @@ where
     move |error| Stop::plain(Refusal::from(&error), operation)
 }
 
-impl From<Refused> for Refusal {
+impl From<CoreRefusal> for Refusal {
     /// The core's refusals, by variant; an unreadable list response's detail goes to the log
     /// only: it may quote the upstream's bytes, such as the name of an entry the caller may
     /// not see.
-    fn from(e: Refused) -> Self {
-        if let Refused::List(detail) = &e {
+    fn from(e: CoreRefusal) -> Self {
+        if let CoreRefusal::List(detail) = &e {
             return Self::unreadable_upstream("list response", detail);
         }
         Self {
@@ -168,7 +168,7 @@ impl From<Refused> for Refusal {
     }
 }
 
-impl Answer for Refusal {
+impl StopAnswer for Refusal {
     fn status(&self) -> u16 {
         self.kind.status()
     }
@@ -221,7 +221,7 @@ mod tests {
     #[test]
     fn upstream_words_go_to_the_log_not_the_caller() {
         let refused =
-            Refusal::from(Refused::List(crate::core::iceberg::list::ListError::Shape("`secret_table`".into())));
+            Refusal::from(CoreRefusal::List(crate::core::iceberg::list::ListError::Shape("`secret_table`".into())));
         assert_eq!((refused.status(), refused.kind.type_name()), (502, "BadGatewayException"));
         assert!(!refused.message.contains("secret_table"), "{}", refused.message);
         let (event, detail) = *refused.log.unwrap();
@@ -231,13 +231,13 @@ mod tests {
 
     #[test]
     fn the_core_refusals_keep_their_iceberg_errors() {
-        let denied = Refusal::from(Refused::Denied {
+        let denied = Refusal::from(CoreRefusal::Denied {
             operation: crate::core::iceberg::OperationId::LoadTable,
             object: "a.t".into(),
         });
         assert_eq!((denied.status(), denied.kind.type_name(), denied.explainable), (403, "ForbiddenException", true));
         assert_eq!(denied.message, "not authorized to loadTable `a.t`");
-        let missing = Refusal::from(Refused::NotFound { view: true, object: "a.v".into() });
+        let missing = Refusal::from(CoreRefusal::NotFound { view: true, object: "a.v".into() });
         assert_eq!(
             (missing.status(), missing.kind.type_name(), missing.message.as_str()),
             (404, "NoSuchViewException", "view does not exist: `a.v`")

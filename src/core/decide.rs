@@ -12,7 +12,7 @@ use crate::core::policy::Snapshot;
 use crate::core::policy::Subject;
 use crate::core::policy::authorize::{self, Verdict};
 use crate::core::policy::explain::describe;
-use crate::core::refused::{Answer, Refused};
+use crate::core::refused::{CoreRefusal, StopAnswer};
 use crate::core::roles::{self, ActiveRoles, Narrowed, OwnershipMode, Principal};
 use bytes::Bytes;
 
@@ -67,9 +67,9 @@ pub enum BodyIn {
 
 /// A stage that stopped the request: the answer, why (for explain and audit), and the
 /// operation when classification had already named it. The core's stages answer with
-/// [`Refused`]; a sequence answers with its [`Answers`]' answer type, which holds those too.
+/// [`CoreRefusal`]; a sequence answers with its [`Answers`]' answer type, which holds those too.
 #[derive(Debug)]
-pub struct Stop<R = Refused> {
+pub struct Stop<R = CoreRefusal> {
     pub refusal: R,
     pub reason: String,
     pub operation: Option<OperationId>,
@@ -78,7 +78,7 @@ pub struct Stop<R = Refused> {
     pub restrictions: Option<Box<crate::core::restrictions::Applied>>,
 }
 
-impl<R: Answer> Stop<R> {
+impl<R: StopAnswer> Stop<R> {
     pub fn new(refusal: R, reason: impl Into<String>, operation: Option<OperationId>) -> Self {
         Self { refusal, reason: reason.into(), operation, restrictions: None }
     }
@@ -91,7 +91,7 @@ impl<R: Answer> Stop<R> {
 
 impl Stop {
     /// This stop, answered with `R`.
-    pub fn lift<R: Answer>(self) -> Stop<R> {
+    pub fn lift<R: StopAnswer>(self) -> Stop<R> {
         Stop {
             refusal: R::from(self.refusal),
             reason: self.reason,
@@ -122,7 +122,7 @@ pub fn parse_stage(
     };
     let classified = routes::classify(method, target, &options).map_err(|e| {
         let reason = format!("invalid request target: {e}");
-        Stop::new(Refused::Target(e), reason, None)
+        Stop::new(CoreRefusal::Target(e), reason, None)
     })?;
     let mut route = match classified {
         Classified::Route(r) => Some(r),
@@ -132,18 +132,18 @@ pub fn parse_stage(
         && let Some(token) = r.query.page_token.take()
     {
         let Some(upstream) = unwrap_token(r, &token) else {
-            return Err(Stop::plain(Refused::PageToken, None));
+            return Err(Stop::plain(CoreRefusal::PageToken, None));
         };
         r.query.page_token = Some(upstream);
     }
     let header =
-        roles::parse_header(active_roles, settings.ownership).map_err(|e| Stop::plain(Refused::Header(e), None))?;
+        roles::parse_header(active_roles, settings.ownership).map_err(|e| Stop::plain(CoreRefusal::Header(e), None))?;
     Ok((route, header))
 }
 
 /// The refusal of a target that names no known route.
 pub fn unknown_route(method: &str) -> Stop {
-    Stop::new(Refused::UnknownRoute { method: method.to_owned() }, "the route is not recognized", None)
+    Stop::new(CoreRefusal::UnknownRoute { method: method.to_owned() }, "the route is not recognized", None)
 }
 
 /// Stage `classify`: a known route, and the catalog it names.
@@ -157,8 +157,8 @@ pub fn classify_stage<'a>(
         if route.operation.names_catalog() { snap.catalog_for_prefix(route.prefix.as_deref()) } else { Some("") };
     match (catalog, &route.prefix) {
         (Some(c), _) => Ok((route, c)),
-        (None, Some(prefix)) => Err(Stop::plain(Refused::UnknownPrefix { prefix: prefix.clone() }, None)),
-        (None, None) => Err(Stop::plain(Refused::NoCatalog, None)),
+        (None, Some(prefix)) => Err(Stop::plain(CoreRefusal::UnknownPrefix { prefix: prefix.clone() }, None)),
+        (None, None) => Err(Stop::plain(CoreRefusal::NoCatalog, None)),
     }
 }
 
@@ -169,7 +169,7 @@ pub fn served_stage(settings: &Settings, route: &Route, catalog: &str) -> Result
     if !route.operation.names_catalog() || served.iter().any(|c| c == catalog) {
         return Ok(());
     }
-    Err(Stop::plain(Refused::Unserved { prefix: route.prefix.clone() }, Some(route.operation)))
+    Err(Stop::plain(CoreRefusal::Unserved { prefix: route.prefix.clone() }, Some(route.operation)))
 }
 
 /// Stage `narrow`: a known, enabled user, then its held and active roles. `Ok(None)` for
@@ -181,13 +181,13 @@ pub fn narrow_stage(
     header: &ActiveRoles,
     op: OperationId,
 ) -> Result<Option<Narrowed>, Stop> {
-    let user = roles::check_user(snap, principal).map_err(|e| Stop::plain(Refused::Narrow(e), Some(op)))?;
+    let user = roles::check_user(snap, principal).map_err(|e| Stop::plain(CoreRefusal::Narrow(e), Some(op)))?;
     if op == OperationId::GetConfig {
         return Ok(None);
     }
     roles::narrow(snap, principal, user, header, settings.ownership)
         .map(Some)
-        .map_err(|e| Stop::plain(Refused::Narrow(e), Some(op)))
+        .map_err(|e| Stop::plain(CoreRefusal::Narrow(e), Some(op)))
 }
 
 /// What the path check decided.
@@ -213,7 +213,7 @@ pub fn authorize_path_stage(
         Verdict::Allow => Ok(PathCheck::Allow(reason)),
         Verdict::Deny if request.purge => {
             let object = denied_object(route);
-            Err(Stop::new(Refused::Purge { object }, reason, op))
+            Err(Stop::new(CoreRefusal::Purge { object }, reason, op))
         }
         Verdict::Deny => Err(Stop::new(denied(route), reason, op)),
         Verdict::NotFound => Err(Stop::new(not_found(route), reason, op)),
@@ -254,12 +254,12 @@ pub fn authorize_body_stage(
         return Ok(reason);
     }
     if let authorize::Reason::Location { refusal, .. } = &decision.reason {
-        return Err(Stop::new(Refused::location(refusal), reason, Some(route.operation)));
+        return Err(Stop::new(CoreRefusal::location(refusal), reason, Some(route.operation)));
     }
     if let (authorize::Reason::RenameRule { .. }, body::Body::Rename { source, destination }) = (&decision.reason, body)
     {
         return Err(Stop::new(
-            Refused::Rename { operation: route.operation, from: source.to_string(), to: destination.to_string() },
+            CoreRefusal::Rename { operation: route.operation, from: source.to_string(), to: destination.to_string() },
             reason,
             Some(route.operation),
         ));
@@ -272,7 +272,7 @@ pub fn authorize_body_stage(
     };
     let refusal = match failed {
         _ if let body::Body::CreateNamespace { namespace, .. } = body => {
-            Refused::Denied { operation: route.operation, object: namespace.to_string() }
+            CoreRefusal::Denied { operation: route.operation, object: namespace.to_string() }
         }
         // a move is checked on the table's namespace, but the caller named the table
         _ if matches!(body, body::Body::UpdateTable(_)) => denied(route),
@@ -280,10 +280,10 @@ pub fn authorize_body_stage(
             let mut name = i.namespace.join(".");
             name.push('.');
             name.push_str(i.name);
-            Refused::Denied { operation: route.operation, object: name }
+            CoreRefusal::Denied { operation: route.operation, object: name }
         }
         Some(authorize::Object::Namespace(levels)) if !levels.is_empty() => {
-            Refused::Denied { operation: route.operation, object: levels.join(".") }
+            CoreRefusal::Denied { operation: route.operation, object: levels.join(".") }
         }
         _ => denied(route),
     };
@@ -291,8 +291,8 @@ pub fn authorize_body_stage(
 }
 
 /// A denied operation on the object the path names.
-fn denied(route: &Route) -> Refused {
-    Refused::Denied { operation: route.operation, object: denied_object(route) }
+fn denied(route: &Route) -> CoreRefusal {
+    CoreRefusal::Denied { operation: route.operation, object: denied_object(route) }
 }
 
 /// The object the path names, as a denial quotes it.
@@ -311,10 +311,10 @@ fn denied_object(route: &Route) -> String {
 }
 
 /// The 404 of the hidden-or-missing table or view the path names.
-fn not_found(route: &Route) -> Refused {
+fn not_found(route: &Route) -> CoreRefusal {
     let ns = route.namespace.as_ref().map(ToString::to_string).unwrap_or_default();
     let name = route.name.as_deref().unwrap_or_default();
-    Refused::NotFound { view: route.operation == OperationId::LoadView, object: format!("{ns}.{name}") }
+    CoreRefusal::NotFound { view: route.operation == OperationId::LoadView, object: format!("{ns}.{name}") }
 }
 
 /// The objects of a route, for the evaluator.
@@ -332,7 +332,7 @@ pub fn request_of<'a>(route: &'a Route, catalog: &'a str) -> authorize::Request<
 
 /// The inspect stage's refusal of a body.
 pub fn body_stop(error: BodyError, op: OperationId) -> Stop {
-    Stop::plain(Refused::Body(error), Some(op))
+    Stop::plain(CoreRefusal::Body(error), Some(op))
 }
 
 /// The answer to a collision question (docs/design.md §4 "One name, one kind, one level"): a name
@@ -348,8 +348,8 @@ pub fn collision_answer(route: &Route, collision: &Collision, existence: Existen
     };
     let refusal = match existence {
         Existence::Missing => return None,
-        Existence::Exists => Refused::Collides { created, existing },
-        Existence::Unknown => Refused::CollisionUnknown { created },
+        Existence::Exists => CoreRefusal::Collides { created, existing },
+        Existence::Unknown => CoreRefusal::CollisionUnknown { created },
     };
     Some(Stop::plain(refusal, Some(route.operation)))
 }

@@ -10,7 +10,7 @@ use crate::core::iceberg::{Namespace, OperationId, TableIdent};
 use crate::core::ownership::OwnerIndex;
 use crate::core::policy::entries::EntryFilter;
 use crate::core::policy::{Scope, Snapshot, authorize};
-use crate::core::refused::{Answer, Refused};
+use crate::core::refused::{CoreRefusal, StopAnswer};
 use crate::core::roles::{Narrowed, Principal};
 use crate::core::sequence::{self, Answers};
 use serde_json::value::RawValue;
@@ -144,7 +144,7 @@ fn run<A: Answers>(
     };
     // explain holds no page-token key, so no token it is given unwraps (docs/design.md §10).
     let decided = sequence::at_once(sequence::sequence(snap, owners, settings, request, |_, _| None, answers))
-        .ok_or_else(|| Stop::plain(Refused::Unanswered, None).lift())??;
+        .ok_or_else(|| Stop::plain(CoreRefusal::Unanswered, None).lift())??;
     let op = decided.route.operation;
     let reason = match &decided.body_reason {
         Some(body) => format!("{}; {body}", decided.reason),
@@ -164,8 +164,8 @@ fn run<A: Answers>(
     if let (Some(kind), Some(response)) = (ListKind::for_operation(op), input.list_response) {
         let mut entries = EntryFilter::new(snap, &subject, &decided.catalog, kind);
         let page = list::filter(kind, response, &settings.namespace_separators, |entry| entries.visible(entry))
-            .map_err(|e| Stop::plain(Refused::List(e), Some(op)).lift())?;
-        outcome.visible = Some(page.to_raw_values().map_err(|e| Stop::plain(Refused::List(e), Some(op)).lift())?);
+            .map_err(|e| Stop::plain(CoreRefusal::List(e), Some(op)).lift())?;
+        outcome.visible = Some(page.to_raw_values().map_err(|e| Stop::plain(CoreRefusal::List(e), Some(op)).lift())?);
     }
     Ok(outcome)
 }
@@ -186,9 +186,9 @@ pub struct Offline {
 }
 
 impl Answers for Offline {
-    type Refusal = Refused;
+    type Refusal = CoreRefusal;
 
-    async fn body(&mut self, _op: OperationId, _limit: usize) -> Result<BodyIn, Stop<Refused>> {
+    async fn body(&mut self, _op: OperationId, _limit: usize) -> Result<BodyIn, Stop<CoreRefusal>> {
         Ok(self.body.clone())
     }
 
@@ -212,7 +212,7 @@ impl Answers for Offline {
         _catalog: &str,
         _narrowed: &Narrowed,
         namespaces: &[&Namespace],
-    ) -> Result<Vec<(Namespace, String)>, Stop<Refused>> {
+    ) -> Result<Vec<(Namespace, String)>, Stop<CoreRefusal>> {
         let Some(location) = &self.namespace_location else { return Ok(Vec::new()) };
         Ok(namespaces.iter().map(|n| ((*n).clone(), location.clone())).collect())
     }
@@ -223,7 +223,7 @@ impl Answers for Offline {
         _catalog: &str,
         _narrowed: &Narrowed,
         tables: &[TableIdent],
-    ) -> Result<Vec<(TableIdent, serde_json::Value)>, Stop<Refused>> {
+    ) -> Result<Vec<(TableIdent, serde_json::Value)>, Stop<CoreRefusal>> {
         let Some(metadata) = &self.table_metadata else { return Ok(Vec::new()) };
         Ok(tables.iter().map(|t| (t.clone(), metadata.clone())).collect())
     }
@@ -237,7 +237,7 @@ impl Answers for Offline {
         _route: &Route,
         _narrowed: &Narrowed,
         _request: &SignRequest,
-    ) -> Result<(), Stop<Refused>> {
+    ) -> Result<(), Stop<CoreRefusal>> {
         Ok(())
     }
 }

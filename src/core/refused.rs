@@ -16,7 +16,7 @@ use thiserror::Error;
 
 /// A refusal decided by the core's stages.
 #[derive(Debug, Error)]
-pub enum Refused {
+pub enum CoreRefusal {
     #[error("{0}")]
     Target(PathError),
     #[error("query parameter `pageToken` is not a page token icegate issued to this caller for this list")]
@@ -132,7 +132,7 @@ fn denied(operation: OperationId, object: &str) -> String {
     }
 }
 
-impl Refused {
+impl CoreRefusal {
     /// The Iceberg error this refusal answers with.
     pub fn error_kind(&self) -> ErrorKind {
         match self {
@@ -213,18 +213,18 @@ pub fn body_error_kind(e: &BodyError) -> ErrorKind {
     }
 }
 
-/// What a stop carries: the core's [`Refused`], or the serving layer's answer, which holds the
+/// What a stop carries: the core's [`CoreRefusal`], or the serving layer's answer, which holds the
 /// core's refusals too (its rescue) and the refusals of what only the upstream knows.
-pub trait Answer: From<Refused> {
+pub trait StopAnswer: From<CoreRefusal> {
     /// The HTTP status answered.
     fn status(&self) -> u16;
     /// The message answered, which is also the reason a stop gives when it gives no other.
     fn message(&self) -> String;
 }
 
-impl Answer for Refused {
+impl StopAnswer for CoreRefusal {
     fn status(&self) -> u16 {
-        Refused::status(self)
+        CoreRefusal::status(self)
     }
 
     fn message(&self) -> String {

@@ -13,7 +13,7 @@ use crate::core::iceberg::{Namespace, OperationId, TableIdent};
 use crate::core::ownership::OwnerIndex;
 use crate::core::policy::authorize::{self, Facts};
 use crate::core::policy::{Snapshot, Subject};
-use crate::core::refused::{Answer, Refused};
+use crate::core::refused::{CoreRefusal, StopAnswer};
 use crate::core::restrictions::{Applied, apply, cover};
 use crate::core::roles::{Narrowed, Principal};
 use std::future::Future;
@@ -22,7 +22,7 @@ use std::future::Future;
 /// asked at most once per request, at the stage that needs the answer.
 pub trait Answers {
     /// How a stop is answered: the core's refusals, and those of the questions below.
-    type Refusal: Answer;
+    type Refusal: StopAnswer;
 
     /// The request body, once the path is authorized; an operation whose body is not inspected
     /// may answer [`BodyIn::Streamed`] without reading it.
@@ -228,7 +228,7 @@ impl Decided {
 /// The read restrictions that apply to the request's table; a stop when one applies to an
 /// operation that reads data and the caller is not trusted to enforce it (docs/design.md §8).
 /// Active roles lift restrictions, so narrowing can only add them; ownership lifts none.
-fn restricted<R: Answer>(
+fn restricted<R: StopAnswer>(
     snap: &Snapshot,
     route: &Route,
     body: Option<&Body>,
@@ -244,7 +244,7 @@ fn restricted<R: Answer>(
     if applied.trusted || !apply::reads_data(route.operation, body) {
         return Ok(Some(applied));
     }
-    let refusal = Refused::Restricted { operation: route.operation, table: format!("{namespace}.{table}") };
+    let refusal = CoreRefusal::Restricted { operation: route.operation, table: format!("{namespace}.{table}") };
     let labels: Vec<String> = applied.entries.iter().map(|e| e.label.clone()).collect();
     let reason = format!(
         "{}: read restrictions apply ({}) and the caller is not a restriction enforcer",
@@ -272,7 +272,7 @@ async fn keep_covering<A: Answers>(
     let op = route.operation;
     let top = || authorize::has_top(snap, subject, catalog, &[]);
     let uncovered = |table: &dyn std::fmt::Display, why: String| -> Stop<A::Refusal> {
-        let refusal = Refused::Uncovered { operation: op, table: table.to_string() };
+        let refusal = CoreRefusal::Uncovered { operation: op, table: table.to_string() };
         let reason = format!("{refusal}: {why}");
         Stop::new(refusal, reason, Some(op)).lift()
     };
@@ -318,7 +318,7 @@ async fn keep_covering<A: Answers>(
                 return Err(uncovered(&p.table, why));
             }
             Err(cover::Unreadable) => {
-                let refusal = Refused::TableMetadataUnknown { table: p.table.to_string() };
+                let refusal = CoreRefusal::TableMetadataUnknown { table: p.table.to_string() };
                 return Err(Stop::new(
                     refusal,
                     "the upstream's table metadata names no schemas icegate can read",

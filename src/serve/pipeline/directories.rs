@@ -4,7 +4,7 @@
 
 use crate::core::iceberg::Namespace;
 use crate::core::iceberg::routes::Route;
-use crate::core::refused::Refused;
+use crate::core::refused::CoreRefusal;
 use crate::error::Refusal;
 use crate::serve::pipeline::outbound::Outbound;
 use crate::serve::pipeline::outbound::{send, strip_idempotency};
@@ -35,7 +35,7 @@ pub async fn namespace_locations(
                 let directory = match property(shared, caller, out, &path).await {
                     Some(directory) => directory,
                     None => probe(shared, caller, out, &path).await.ok_or_else(|| {
-                        Refusal::from(Refused::NamespaceDirectoryUnknown { namespace: namespace.to_string() })
+                        Refusal::from(CoreRefusal::NamespaceDirectoryUnknown { namespace: namespace.to_string() })
                     })?,
                 };
                 out.upstream.vending.remember_directory(&path, &directory);

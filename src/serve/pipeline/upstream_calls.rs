@@ -12,7 +12,7 @@ use crate::core::iceberg::TableIdent;
 use crate::core::iceberg::body::SignRequest;
 use crate::core::iceberg::path::encode;
 use crate::core::iceberg::routes::Route;
-use crate::core::refused::Refused;
+use crate::core::refused::CoreRefusal;
 use crate::core::sequence::Existence;
 use crate::error::Refusal;
 use crate::serve::pipeline::outbound::{Outbound, send, strip_idempotency};
@@ -155,7 +155,7 @@ pub async fn table_metadata(
     let headers = strip_idempotency(caller);
     let mut found = Vec::with_capacity(tables.len());
     for table in tables {
-        let unknown = || Refusal::from(Refused::TableMetadataUnknown { table: table.to_string() });
+        let unknown = || Refusal::from(CoreRefusal::TableMetadataUnknown { table: table.to_string() });
         let path = format!(
             "{}/namespaces/{}/tables/{}",
             route.catalog_base(),

@@ -168,7 +168,7 @@ fn unreadable_responses_are_502() {
         r#"{"identifiers": [NaN]}"#,
     ] {
         let e = filter(ListKind::Tables, bad.as_bytes(), &[], |_| true).unwrap_err();
-        assert_eq!(crate::core::refused::Refused::List(e.clone()).status(), 502);
+        assert_eq!(crate::core::refused::CoreRefusal::List(e.clone()).status(), 502);
         assert!(e.to_string().starts_with("upstream list response is not valid: "), "{bad}: {e}");
     }
     assert_eq!(
