@@ -2,7 +2,7 @@
 //! shared credentials or config profile, then web identity (Kubernetes service accounts), then
 //! the container provider and the instance's role ([`super::aws_remote`]).
 
-use super::sts::StsClient;
+use crate::core::credentials::Minted;
 use aws_credential_types::Credentials;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -31,6 +31,16 @@ pub enum ChainError {
 }
 
 type Lookup = dyn Fn(&str) -> Option<String> + Send + Sync;
+
+/// The one STS call the chain makes: `AssumeRoleWithWebIdentity`, unsigned, with `params`;
+/// the error is STS's message. STS's client implements it (`storage::sts`), which itself signs
+/// with the chain's credentials: the chain names only this, so the two do not import each other.
+pub trait WebIdentitySts {
+    fn assume_role_with_web_identity(
+        &self,
+        params: &[(&str, &str)],
+    ) -> impl std::future::Future<Output = Result<Minted, String>> + Send;
+}
 
 /// Where the chain reads its variables: the process environment, or given values in tests
 /// (which run in parallel and must not share the process's).
@@ -77,7 +87,7 @@ impl Chain {
     }
 
     /// The first credentials the chain finds; web identity calls `sts`, unsigned.
-    pub async fn credentials(&self, sts: &StsClient) -> Result<Credentials, ChainError> {
+    pub async fn credentials(&self, sts: &impl WebIdentitySts) -> Result<Credentials, ChainError> {
         if let Some(c) = self.environment()? {
             return Ok(c);
         }
@@ -130,7 +140,7 @@ impl Chain {
         Ok(Some(Credentials::new(id, secret, keys.remove("aws_session_token"), None, "icegate-profile")))
     }
 
-    async fn web_identity(&self, sts: &StsClient) -> Result<Option<Credentials>, ChainError> {
+    async fn web_identity(&self, sts: &impl WebIdentitySts) -> Result<Option<Credentials>, ChainError> {
         let (token_file, role_arn) = match (self.env.get("AWS_WEB_IDENTITY_TOKEN_FILE"), self.env.get("AWS_ROLE_ARN")) {
             (None, None) => return Ok(None),
             (Some(_), None) => {
@@ -158,9 +168,9 @@ impl Chain {
             ("WebIdentityToken", token.trim()),
         ];
         let minted = sts
-            .call(&params, None)
+            .assume_role_with_web_identity(&params)
             .await
-            .map_err(|e| ChainError::WebIdentity { role_arn: role_arn.clone(), message: e.to_string() })?;
+            .map_err(|message| ChainError::WebIdentity { role_arn: role_arn.clone(), message })?;
         let expiry = UNIX_EPOCH + Duration::from_millis(u64::try_from(minted.expiration_ms).unwrap_or(0));
         let credentials = Credentials::new(
             minted.access_key_id.clone(),

@@ -3,7 +3,7 @@
 //! the table's locations, results cached per caller, scope and table until shortly before they
 //! expire. The local signer assumes the same role, without a policy (`serve::storage::local_signer`).
 
-use super::aws_chain::{Chain, ChainError};
+use super::aws_chain::{Chain, ChainError, WebIdentitySts};
 use crate::core::clock::Clock;
 pub use crate::core::credentials::Minted;
 use crate::core::credentials::session_policy::{self, PolicyError};
@@ -144,6 +144,12 @@ impl StsClient {
         let (instructions, _) = sign(signable, &params).map_err(|e| StsError::Sign(e.to_string()))?.into_parts();
         instructions.apply_to_request_http1x(request);
         Ok(())
+    }
+}
+
+impl WebIdentitySts for StsClient {
+    async fn assume_role_with_web_identity(&self, params: &[(&str, &str)]) -> Result<Minted, String> {
+        self.call(params, None).await.map_err(|e| e.to_string())
     }
 }
 
