@@ -241,6 +241,16 @@ pub struct Overrides {
 }
 
 impl Config {
+    /// Every upstream: the `[[upstreams]]` entries, or the single `[upstream]`.
+    pub fn upstream_entries(&self) -> Vec<upstreams::Entry<'_>> {
+        upstreams::entries(&self.upstream, &self.upstreams, &self.credentials)
+    }
+
+    /// Whether the config names several upstreams (`[[upstreams]]`), each serving its catalogs.
+    pub fn many_upstreams(&self) -> bool {
+        !self.upstreams.is_empty()
+    }
+
     /// Reads `file` (when given), applies `overrides`, and checks what must be set.
     pub fn load(file: Option<&Path>, overrides: Overrides) -> Result<Self, ConfigError> {
         let mut both_forms = false;
@@ -299,7 +309,7 @@ impl Config {
 
     /// `both_forms`: the file has `[upstream]` and `[[upstreams]]`.
     fn validate_with(&self, both_forms: bool) -> Result<(), ConfigError> {
-        upstreams::validate(self, both_forms)?;
+        upstreams::validate((&self.upstream, &self.upstreams, &self.credentials), both_forms)?;
         self.validate_source()?;
         if !self.base_path.is_empty() && (!self.base_path.starts_with('/') || self.base_path.ends_with('/')) {
             return Err(ConfigError::Invalid {

@@ -26,30 +26,26 @@ pub struct Entry<'a> {
     pub credentials: Credentials,
 }
 
-impl super::Config {
-    /// Every upstream: the `[[upstreams]]` entries, or the single `[upstream]`.
-    pub fn upstream_entries(&self) -> Vec<Entry<'_>> {
-        if self.upstreams.is_empty() {
-            let name = self.upstream.name.clone().unwrap_or_else(|| DEFAULT_NAME.to_owned());
-            let credentials = self.credentials.clone();
-            return vec![Entry { name, upstream: &self.upstream, catalogs: None, default: true, credentials }];
-        }
-        self.upstreams
-            .iter()
-            .map(|u| Entry {
-                name: u.name.clone().unwrap_or_default(),
-                upstream: u,
-                catalogs: Some(&u.catalogs),
-                default: u.default,
-                credentials: with_overrides(&self.credentials, u.credentials.as_ref()),
-            })
-            .collect()
+/// Every upstream: the `[[upstreams]]` entries, or the single `[upstream]` (`Config::upstream_entries`).
+pub(super) fn entries<'a>(
+    upstream: &'a Upstream,
+    upstreams: &'a [Upstream],
+    credentials: &Credentials,
+) -> Vec<Entry<'a>> {
+    if upstreams.is_empty() {
+        let name = upstream.name.clone().unwrap_or_else(|| DEFAULT_NAME.to_owned());
+        return vec![Entry { name, upstream, catalogs: None, default: true, credentials: credentials.clone() }];
     }
-
-    /// Whether the config names several upstreams (`[[upstreams]]`), each serving its catalogs.
-    pub fn many_upstreams(&self) -> bool {
-        !self.upstreams.is_empty()
-    }
+    upstreams
+        .iter()
+        .map(|u| Entry {
+            name: u.name.clone().unwrap_or_default(),
+            upstream: u,
+            catalogs: Some(&u.catalogs),
+            default: u.default,
+            credentials: with_overrides(credentials, u.credentials.as_ref()),
+        })
+        .collect()
 }
 
 fn with_overrides(global: &Credentials, overrides: Option<&CredentialOverrides>) -> Credentials {
@@ -125,19 +121,22 @@ pub(super) fn validate_one(upstream: &Upstream, credentials: &Credentials) -> Re
 }
 
 /// The checks of `[upstream]` or `[[upstreams]]`; `both` says the file has the two.
-pub(super) fn validate(config: &super::Config, both: bool) -> Result<(), ConfigError> {
+pub(super) fn validate(
+    (upstream, upstreams, credentials): (&Upstream, &[Upstream], &Credentials),
+    both: bool,
+) -> Result<(), ConfigError> {
     if both {
         return Err(ConfigError::Invalid {
             key: "upstreams",
             message: "set either `[upstream]` (one upstream serving every catalog) or `[[upstreams]]`, not both".into(),
         });
     }
-    if config.upstreams.is_empty() {
-        parse_upstream(config.upstream.url.as_deref().ok_or(ConfigError::NoUpstream)?)?;
-        single_form(&config.upstream)?;
-        return validate_one(&config.upstream, &config.credentials);
+    if upstreams.is_empty() {
+        parse_upstream(upstream.url.as_deref().ok_or(ConfigError::NoUpstream)?)?;
+        single_form(upstream)?;
+        return validate_one(upstream, credentials);
     }
-    if config.upstream.url.is_some() {
+    if upstream.url.is_some() {
         return Err(ConfigError::Invalid {
             key: "upstreams",
             message:
@@ -149,7 +148,7 @@ pub(super) fn validate(config: &super::Config, both: bool) -> Result<(), ConfigE
     let mut catalogs: HashMap<&str, &str> = HashMap::new();
     let mut warehouses: HashMap<&str, &str> = HashMap::new();
     let mut default = None;
-    let entries = config.upstream_entries();
+    let entries = entries(upstream, upstreams, credentials);
     for (i, entry) in entries.iter().enumerate() {
         let u = entry.upstream;
         let name = entry.name.as_str();
@@ -304,6 +303,11 @@ signer = "local"
         }
         let mut flagged = load(TWO).unwrap();
         flagged.upstream.url = Some("http://x:1".into());
-        assert!(validate(&flagged, false).unwrap_err().to_string().contains("`--upstream` names the one upstream"));
+        assert!(
+            validate((&flagged.upstream, &flagged.upstreams, &flagged.credentials), false)
+                .unwrap_err()
+                .to_string()
+                .contains("`--upstream` names the one upstream")
+        );
     }
 }

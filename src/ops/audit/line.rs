@@ -3,7 +3,7 @@
 //! (docs/performance.md has the measurements). The output is byte for byte what `serde_json` writes
 //! for the `Serialize` derive of [`Record`]; a test holds the two together.
 
-use super::{Object, Record};
+use super::record::{Object, Record};
 
 /// Most lines fit: room for one is made before a line is written, so that it grows its
 /// buffer at most once.

@@ -3,7 +3,7 @@
 //! the credential of `gravitino.auth` on every call, and an answer read as JSON only when it says
 //! success.
 
-use super::SourceError;
+use super::error::SourceError;
 use crate::config::{Gravitino, GravitinoAuth};
 use crate::net::outbound::Outbound;
 use base64::Engine;

@@ -4,32 +4,15 @@
 //! then the catalogs file, and the policy document the core builds from what was read.
 
 mod api;
+mod error;
 
 use crate::config::Gravitino;
-use crate::core::policy::gravitino::{self, Document, GravitinoError, Metalake, ObjectOwner, wire};
+use crate::core::policy::gravitino::{self, Document, Metalake, ObjectOwner, wire};
 use crate::core::policy::model::ObjectType;
 use api::{Api, segment};
+pub use error::SourceError;
 use std::future::Future;
 use std::sync::Arc;
-use thiserror::Error;
-
-#[derive(Debug, Error)]
-pub enum SourceError {
-    #[error("cannot set up the Gravitino client: {0}")]
-    Setup(String),
-    #[error("cannot reach Gravitino at `{url}`: {message}")]
-    Unreachable { url: String, message: String },
-    #[error("Gravitino answered {status} to `{url}`: {message}")]
-    Refused { url: String, status: u16, message: String },
-    #[error("cannot read Gravitino's answer to `{url}`: {message}")]
-    Answer { url: String, message: String },
-    #[error("no credential for Gravitino: {0}")]
-    Token(String),
-    #[error("cannot read the catalogs file `{path}`: {message}")]
-    CatalogsFile { path: String, message: String },
-    #[error("{0}")]
-    Policy(#[from] GravitinoError),
-}
 
 /// What the policy source reads with.
 #[derive(Debug, Clone)]

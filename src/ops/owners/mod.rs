@@ -9,6 +9,7 @@
 
 mod change;
 pub mod embedded;
+mod indexed;
 pub mod pg_tls;
 pub mod plan;
 pub mod postgres;
@@ -20,50 +21,12 @@ pub use change::{Change, Intent, Object, OwnersError, Settlement};
 pub use crate::config::owners::{Config, StoreKind, default_path, default_path_in};
 use crate::core::clock::Clock;
 use crate::core::ownership::{Kind, OwnerIndex, Record, Source};
+use indexed::{Indexed, poisoned};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use store::{Absent, Apply, Store};
-
-/// The index as this process sees the store.
-#[derive(Debug, Default)]
-struct Indexed {
-    index: Arc<OwnerIndex>,
-    /// Bumped at every change of `index`, so an older index is never published over a newer.
-    version: u64,
-    /// The store's change counter (SQLite's `data_version`, PostgreSQL's generation) that the
-    /// last full read saw.
-    read_at: Option<i64>,
-    /// The highest generation of a change applied locally (PostgreSQL): a full read older
-    /// than it would lose that change, so it is not applied.
-    applied: i64,
-}
-
-impl Indexed {
-    /// A full read of the store, made at its change counter `at`.
-    fn install(&mut self, index: OwnerIndex, at: i64) {
-        self.index = Arc::new(index);
-        self.version += 1;
-        self.read_at = Some(at);
-    }
-
-    /// Applies a change this process made; `generation` is PostgreSQL's after it (a full read
-    /// at or after that generation already holds the change, and a rename applied twice would
-    /// lose its record, so it is not applied again).
-    fn update(&mut self, generation: Option<i64>, f: impl FnOnce(&mut OwnerIndex)) {
-        if let (Some(g), Some(read)) = (generation, self.read_at)
-            && read >= g
-        {
-            return;
-        }
-        f(Arc::make_mut(&mut self.index));
-        self.version += 1;
-        if let Some(g) = generation {
-            self.applied = self.applied.max(g);
-        }
-    }
-}
 
 /// The store and the index built from it; shared by the serving process.
 #[derive(Debug)]
@@ -87,10 +50,6 @@ pub struct Status {
     pub store: StoreKind,
     pub writable: bool,
     pub pending: usize,
-}
-
-fn poisoned<T>(_: T) -> OwnersError {
-    OwnersError::Task("the ownership index lock is poisoned".into())
 }
 
 /// The embedded store's file; the default one's directory is created (readable by this user

@@ -9,8 +9,8 @@
 
 use super::change::{Intent, OwnersError, Settlement};
 use super::embedded::Embedded;
+use super::indexed::{Indexed, poisoned};
 use super::postgres::Postgres;
-use super::{Indexed, poisoned};
 use crate::core::ownership::{Kind, OwnerIndex, Record};
 use std::path::PathBuf;
 use std::pin::Pin;

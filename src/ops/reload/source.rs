@@ -3,7 +3,7 @@
 //! (logged, counted, `stale` in `/readyz`); one whose canonical JSON hashes as the live
 //! snapshot's changes nothing; any other is published, generation +1.
 
-use super::{Host, Outcome, publish};
+use super::publish::{Host, Outcome, publish};
 use crate::core::policy::gravitino;
 use crate::core::policy::load::content_hash;
 use crate::ops::gravitino::Reader;

@@ -1,6 +1,10 @@
 //! The reload task's tests: debounce on a manual clock, watcher failures, triggers.
 
 use super::*;
+use crate::config::Config;
+use crate::core::clock::Clock;
+use crate::ops::metrics::Metrics;
+use crate::ops::state::{DecisionState, Health, Published};
 
 fn modified(path: &str) -> notify::Result<notify::Event> {
     let kind = notify::EventKind::Modify(notify::event::ModifyKind::Any);
