@@ -8,6 +8,7 @@ pub mod accept;
 pub mod answers;
 pub mod context;
 pub mod directories;
+pub mod forwarding;
 pub mod identity;
 pub mod inspect;
 pub mod observe;

@@ -14,17 +14,15 @@ use crate::core::sequence;
 use crate::error::{self, Stop};
 use crate::serve::pipeline::answers::Served;
 use crate::serve::pipeline::context::Context;
-use crate::serve::pipeline::inspect::RequestBody;
+use crate::serve::pipeline::forwarding::{self, Authorized, Forwarded};
 use crate::serve::pipeline::outbound::Outbound;
-use crate::serve::pipeline::outbound::send_to;
 use crate::serve::pipeline::rewrite::restrict::RestrictError;
 use crate::serve::pipeline::rewrite::{self, FollowUp, Needs, Vend};
 use crate::serve::pipeline::state::{DecisionState, NoPolicyYet, Shared};
-use crate::serve::upstream::forward::{self, Body};
+use crate::serve::upstream::forward::Body;
 use crate::serve::upstream::upstreams::RouteError;
 use crate::serve::{
-    pipeline::accept, pipeline::identity, pipeline::ownership, pipeline::rescue, pipeline::tokens,
-    pipeline::unnarrowed, storage::vending,
+    pipeline::accept, pipeline::identity, pipeline::rescue, pipeline::tokens, pipeline::unnarrowed, storage::vending,
 };
 use http::{HeaderValue, Request, Response};
 use hyper::body::Incoming;
@@ -143,32 +141,13 @@ async fn pipeline(
         active_roles: narrowed.upstream_header.as_deref(),
         strip_delegation: action.is_some_and(Action::strips_delegation),
     };
-    // icegate as the signer: the authorized request is signed here, never forwarded
-    if let Some(local) = sign.as_ref().and_then(|s| s.local.as_ref()) {
-        cx.decided();
-        let cacheable = sign.as_ref().is_some_and(crate::serve::pipeline::signing::Forward::cacheable);
-        return crate::serve::storage::local_signer::respond(lane.vending.local_signer(), local, cacheable)
-            .await
-            .map(|answer| answer.map(forward::full))
-            .map_err(error::stop(Some(op)));
-    }
-    // a batch delete's sign request carries the hash of the body that was checked (docs/design.md §8)
-    let (body, bound_headers) = match &sign {
-        Some(sign) => sign.bound(body, &parts.headers).map_err(|r| Stop::plain(r, Some(op)))?,
-        None => (body, None),
-    };
-    let upstream_body = body.map_or_else(forward::Outgoing::empty, RequestBody::into_upstream);
-    // The ownership changes the request makes if the upstream carries it out (docs/design.md §4),
-    // durable in the ownership store before anything is forwarded, else 503.
+    // The ownership changes the request makes if the upstream carries it out (docs/design.md §4).
     let changes = crate::ops::owners::plan::changes(route, catalog, decided.body.as_ref());
-    let intents =
-        ownership::prepare(shared, &parts.headers, &principal.user, changes).await.map_err(error::stop(Some(op)))?;
-    cx.decided();
-    let sent = std::time::Instant::now();
-    let to = sign.as_ref().and_then(|s| s.to.as_ref());
-    let response = send_to(shared, bound_headers.as_ref().unwrap_or(&parts.headers), &out, to, upstream_body).await;
-    let response = ownership::settle(shared, &parts.headers, intents, response).await?;
-    cx.forwarded(sent, response.status());
+    let authorized = Authorized { operation: op, out: &out, caller: &parts.headers, body, changes };
+    let response = match forwarding::forward(shared, authorized, sign.as_ref(), cx).await? {
+        Forwarded::Upstream(response) => response,
+        Forwarded::Answered(answer) => return Ok(answer),
+    };
 
     // rewrite
     let mut entries = ListKind::for_operation(op).map(|kind| EntryFilter::new(snap, &subject, catalog, kind));
