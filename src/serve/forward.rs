@@ -125,6 +125,10 @@ impl Upstream {
             pool_idle: Some(Duration::from_secs(60)),
         };
         let proxy = config.proxy.as_ref().map(UpstreamProxy::new).transpose()?.map(Arc::new);
+        if let Some(proxy) = &proxy {
+            let (upstream, proxy) = (url.authority.as_str(), proxy.shown());
+            tracing::info!(upstream, proxy, "forwarded requests go through the upstream's proxy");
+        }
         let client = https_client(tls, settings, proxy.as_deref());
         Ok(Self { client, url, response_timeout_ms: config.response_timeout_ms, auth, proxy })
     }
