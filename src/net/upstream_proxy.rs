@@ -93,7 +93,7 @@ fn basic(userinfo: &str) -> Option<HeaderValue> {
 #[derive(Clone, Debug)]
 pub enum Route {
     Direct(HttpConnector),
-    Proxied { proxy: Uri, http: HttpConnector, tunnel: Tunnel<HttpConnector> },
+    Proxied { proxy: Uri, http: HttpConnector, tunnel: Box<Tunnel<HttpConnector>> },
 }
 
 impl Route {
@@ -103,7 +103,7 @@ impl Route {
         if let Some(auth) = &proxy.auth {
             tunnel = tunnel.with_auth(auth.clone());
         }
-        Self::Proxied { proxy: proxy.uri.clone(), http, tunnel }
+        Self::Proxied { proxy: proxy.uri.clone(), http, tunnel: Box::new(tunnel) }
     }
 }
 
