@@ -13,6 +13,7 @@ use hyper_util::client::legacy::connect::proxy::Tunnel;
 use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
 use hyper_util::rt::TokioIo;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use thiserror::Error;
 use tokio::net::TcpStream;
@@ -90,10 +91,19 @@ fn basic(userinfo: &str) -> Option<HeaderValue> {
 }
 
 /// How the upstream client opens a connection (the inner connector of its TLS connector).
+/// hyper's client clones its connector for every request, pooled connection or not, so a route
+/// is one pointer besides the direct connector's, and cloning it allocates nothing.
 #[derive(Clone, Debug)]
 pub enum Route {
     Direct(HttpConnector),
-    Proxied { proxy: Uri, http: HttpConnector, tunnel: Box<Tunnel<HttpConnector>> },
+    Proxied(Arc<Proxied>),
+}
+
+#[derive(Debug)]
+pub struct Proxied {
+    proxy: Uri,
+    http: HttpConnector,
+    tunnel: Tunnel<HttpConnector>,
 }
 
 impl Route {
@@ -103,7 +113,7 @@ impl Route {
         if let Some(auth) = &proxy.auth {
             tunnel = tunnel.with_auth(auth.clone());
         }
-        Self::Proxied { proxy: proxy.uri.clone(), http, tunnel: Box::new(tunnel) }
+        Self::Proxied(Arc::new(Proxied { proxy: proxy.uri.clone(), http, tunnel }))
     }
 }
 
@@ -112,10 +122,11 @@ impl Service<Uri> for Route {
     type Error = BoxError;
     type Future = Pin<Box<dyn Future<Output = Result<Conn, BoxError>> + Send>>;
 
+    /// `HttpConnector` and `Tunnel` over it are always ready.
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
         match self {
             Self::Direct(http) => http.poll_ready(cx).map_err(Into::into),
-            Self::Proxied { tunnel, .. } => tunnel.poll_ready(cx).map_err(Into::into),
+            Self::Proxied(_) => Poll::Ready(Ok(())),
         }
     }
 
@@ -125,12 +136,12 @@ impl Service<Uri> for Route {
                 let connecting = http.call(dst);
                 Box::pin(async move { Ok(Conn { io: connecting.await?, proxied: false }) })
             }
-            Self::Proxied { tunnel, .. } if dst.scheme() == Some(&http::uri::Scheme::HTTPS) => {
-                let connecting = tunnel.call(dst);
+            Self::Proxied(route) if dst.scheme() == Some(&http::uri::Scheme::HTTPS) => {
+                let connecting = route.tunnel.clone().call(dst);
                 Box::pin(async move { Ok(Conn { io: connecting.await?, proxied: false }) })
             }
-            Self::Proxied { proxy, http, .. } => {
-                let connecting = http.call(proxy.clone());
+            Self::Proxied(route) => {
+                let connecting = route.http.clone().call(route.proxy.clone());
                 Box::pin(async move { Ok(Conn { io: connecting.await?, proxied: true }) })
             }
         }

@@ -221,36 +221,33 @@ impl Upstream {
         self.exchange(request).await
     }
 
-    async fn exchange(&self, request: http::Request<Body>) -> Result<http::Response<Incoming>, ForwardError> {
+    /// One call site of the client: the direct path compiles as it did before `[upstream] proxy`.
+    async fn exchange(&self, mut request: http::Request<Body>) -> Result<http::Response<Incoming>, ForwardError> {
         if let Some(proxy) = &self.proxy {
-            return self.exchange_through(proxy, request).await;
+            proxy.prepare(&mut request);
         }
         let timeout = Duration::from_millis(self.response_timeout_ms);
         match tokio::time::timeout(timeout, self.client.request(request)).await {
             Err(_) => Err(ForwardError::Timeout(self.response_timeout_ms)),
-            Ok(Err(e)) => Err(ForwardError::Unreachable(crate::core::text::error_chain(&e))),
+            Ok(Err(e)) => {
+                Err(ForwardError::Unreachable(format!("{}{}", crate::core::text::error_chain(&e), self.through())))
+            }
+            // only a proxy reading the request answers 407: not the catalog's answer
+            Ok(Ok(response))
+                if response.status() == http::StatusCode::PROXY_AUTHENTICATION_REQUIRED && self.proxy.is_some() =>
+            {
+                Err(ForwardError::Unreachable(format!(
+                    "the proxy refused to forward the request: 407{}",
+                    self.through()
+                )))
+            }
             Ok(Ok(response)) => Ok(response),
         }
     }
 
-    /// As `exchange`, through `[upstream] proxy`: failures name it, and its own refusal (407,
-    /// which only a proxy reading the request can answer) is not the catalog's answer.
-    async fn exchange_through(
-        &self,
-        proxy: &UpstreamProxy,
-        mut request: http::Request<Body>,
-    ) -> Result<http::Response<Incoming>, ForwardError> {
-        proxy.prepare(&mut request);
-        let timeout = Duration::from_millis(self.response_timeout_ms);
-        let through = || format!(" (through the proxy `{}`)", proxy.shown());
-        match tokio::time::timeout(timeout, self.client.request(request)).await {
-            Err(_) => Err(ForwardError::Timeout(self.response_timeout_ms)),
-            Ok(Err(e)) => Err(ForwardError::Unreachable(format!("{}{}", crate::core::text::error_chain(&e), through()))),
-            Ok(Ok(response)) if response.status() == http::StatusCode::PROXY_AUTHENTICATION_REQUIRED => {
-                Err(ForwardError::Unreachable(format!("the proxy refused to forward the request: 407{}", through())))
-            }
-            Ok(Ok(response)) => Ok(response),
-        }
+    /// ` (through the proxy `…`)` with `[upstream] proxy`, else nothing: a failure's tail.
+    fn through(&self) -> String {
+        self.proxy.as_ref().map(|p| format!(" (through the proxy `{}`)", p.shown())).unwrap_or_default()
     }
 }
 
