@@ -1,11 +1,12 @@
 //! The network pieces every layer that talks HTTP shares: the listener's TLS config (certificate
 //! and key files, and a client CA for mTLS), the client roots (the system's, plus a configured
 //! CA), all with rustls, and the builder of the pooled hyper clients of the forwarded requests
-//! (to the catalog); the side calls' client is `outbound`'s, and `oauth2` the client-credentials
-//! token request they make.
+//! (to the catalog, through `upstream_proxy`'s route); the side calls' client is `outbound`'s,
+//! and `oauth2` the client-credentials token request they make.
 
 pub mod oauth2;
 pub mod outbound;
+pub mod upstream_proxy;
 
 use rustls::RootCertStore;
 use rustls::server::WebPkiClientVerifier;
@@ -100,10 +101,7 @@ pub fn client_builder() -> Result<rustls::ConfigBuilder<rustls::ClientConfig, ru
         .map_err(|e| TlsError::Config(e.to_string()))
 }
 /// An outgoing HTTP/1.1 client for `http://` and `https://` URLs.
-pub type HttpsClient<B> = hyper_util::client::legacy::Client<
-    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
-    B,
->;
+pub type HttpsClient<B> = hyper_util::client::legacy::Client<hyper_rustls::HttpsConnector<upstream_proxy::Route>, B>;
 
 /// How an outgoing client connects.
 #[derive(Clone, Copy, Debug)]
@@ -115,8 +113,12 @@ pub struct ClientSettings {
     pub pool_idle: Option<std::time::Duration>,
 }
 
-/// A pooled client verifying servers against `tls`'s roots.
-pub fn https_client<B>(tls: rustls::ClientConfig, settings: ClientSettings) -> HttpsClient<B>
+/// A pooled client verifying servers against `tls`'s roots, connecting through `proxy` when set.
+pub fn https_client<B>(
+    tls: rustls::ClientConfig,
+    settings: ClientSettings,
+    proxy: Option<&upstream_proxy::UpstreamProxy>,
+) -> HttpsClient<B>
 where
     B: hyper::body::Body + Send,
     B::Data: Send,
@@ -129,7 +131,7 @@ where
         .with_tls_config(tls)
         .https_or_http()
         .enable_http1()
-        .wrap_connector(http);
+        .wrap_connector(upstream_proxy::Route::new(http, proxy));
     let mut builder = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new());
     if let Some(idle) = settings.pool_idle {
         builder.pool_idle_timeout(idle);

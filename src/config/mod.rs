@@ -15,7 +15,7 @@ pub use credentials::Credentials;
 pub use error::ConfigError;
 pub use gravitino::{Gravitino, GravitinoAuth, PolicySource};
 pub use identity::{HeaderIdentity, Identity, JwtIdentity, MtlsIdentity, MtlsSource, Provider};
-pub use outbound::Outbound;
+pub use outbound::{Outbound, ProxyUrl};
 pub use upstream::{Upstream, UpstreamAuth, UpstreamUrl, parse_upstream};
 pub use upstream_auth::{ClientAuth, OAuth2, SigV4};
 

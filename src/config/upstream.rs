@@ -48,6 +48,9 @@ pub struct Upstream {
     pub forward_active_roles: bool,
     /// A CA (PEM) trusted for an `https://` upstream, besides the system's roots.
     pub ca_file: Option<PathBuf>,
+    /// The HTTP proxy the forwarded requests go through (`net::upstream_proxy`); unset: the
+    /// upstream is dialled directly, whatever the environment's proxy variables say.
+    pub proxy: Option<super::outbound::ProxyUrl>,
     /// What `/readyz` asks the upstream (path and query after its base path), e.g.
     /// `/v1/config?warehouse=lake` for a catalog that needs a warehouse. Unset: `/v1/config`
     /// with the query of the last getConfig a client sent that the upstream answered 2xx.
@@ -83,6 +86,7 @@ impl Default for Upstream {
             response_timeout_ms: 30_000,
             forward_active_roles: true,
             ca_file: None,
+            proxy: None,
             readiness_probe: None,
             oauth2: None,
             sigv4: None,

@@ -109,6 +109,9 @@ fn of_entry(name: &str, e: ConfigError) -> ConfigError {
 /// The checks of one upstream's own settings, the same in both forms.
 pub(super) fn validate_one(upstream: &Upstream, credentials: &Credentials) -> Result<(), ConfigError> {
     super::upstream::validate(upstream)?;
+    if let Some(proxy) = &upstream.proxy {
+        proxy.validate("upstream.proxy")?;
+    }
     if let Some(probe) = &upstream.readiness_probe
         && (!probe.starts_with('/') || probe.parse::<http::uri::PathAndQuery>().is_err())
     {
@@ -255,6 +258,9 @@ signer = "local"
         assert_eq!((entries[0].credentials.mode, entries[1].credentials.mode), (Mode::StripBroader, Mode::Strip));
         assert_eq!(entries[1].credentials.signing.signer, Signer::Local);
         assert!(c.many_upstreams());
+        let proxied = load(&TWO.replace("response_timeout_ms = 5000", "proxy = \"http://u:s3cret@p:3128\"")).unwrap();
+        assert_eq!(proxied.upstreams[1].proxy, Some(crate::config::ProxyUrl("http://u:s3cret@p:3128".into())));
+        assert!(proxied.upstreams[0].proxy.is_none() && !format!("{proxied:?}").contains("s3cret"));
     }
 
     #[test]
@@ -296,6 +302,10 @@ signer = "local"
                 "invalid `credentials.sts.role_arn` of upstream `glue`",
             ),
             (TWO.replace("signer = \"local\"", "signers = \"local\""), "unknown field `signers`"),
+            (
+                TWO.replace("response_timeout_ms = 5000", "proxy = \"https://u:s3cret@p:3128\""),
+                "invalid `upstreams.proxy` of upstream `glue`: `https://p:3128` is not",
+            ),
         ];
         for (text, expected) in cases {
             let message = load(&text).unwrap_err().to_string();

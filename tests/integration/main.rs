@@ -48,5 +48,6 @@ mod sts;
 mod support;
 mod tls;
 mod upstream_oauth2;
+mod upstream_proxy;
 mod upstream_sigv4;
 mod vending;

@@ -14,12 +14,12 @@ use std::sync::Arc;
 
 const POLICY: &str = "version: 1\nmetalake: lake\ndefault_catalog: prod\nusers: [{ name: alice }]\n";
 
-struct Ca {
-    pem: String,
+pub(crate) struct Ca {
+    pub(crate) pem: String,
     issuer: Issuer<'static, KeyPair>,
 }
 
-fn ca(name: &str) -> Ca {
+pub(crate) fn ca(name: &str) -> Ca {
     let key = KeyPair::generate().unwrap();
     let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -165,7 +165,7 @@ async fn the_mtls_provider_can_use_the_subject_cn() {
 }
 
 /// A minimal HTTPS upstream for `localhost`, answering getConfig; counts its requests.
-async fn https_upstream(ca: &Ca) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+pub(crate) async fn https_upstream(ca: &Ca) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
     let (cert, key) = leaf(ca, "localhost");
     let certs = CertificateDer::pem_slice_iter(cert.as_bytes()).map(Result::unwrap).collect();
     let config = rustls::ServerConfig::builder_with_provider(provider())

@@ -10,6 +10,10 @@
 #     (the proxy opens the connection to the identity provider); none (407), wrong ones and a
 #     proxy that is down are a 503 whose reason in /readyz names the proxy; its credentials are
 #     in no log, readiness answer or error.
+#  c. `[upstream] proxy` with credentials, beside HTTP_PROXY naming another proxy: the forwarded
+#     requests go through the first (its log shows them, the client's calls succeed), the token
+#     requests through the second, which sees no forwarded request; without `[upstream] proxy`,
+#     HTTP_PROXY and no NO_PROXY, the forwarded requests pass no proxy.
 
 if ! command -v tinyproxy >/dev/null || ! command -v openssl >/dev/null; then
   SUDO=""
@@ -32,10 +36,13 @@ start_proxy() {
   PIDS+=($!)
   wait_for "$WORK/$1.log" "Accepting connections" "${PIDS[-1]}"
 }
-# oauth2_upstream URL: an [upstream] on the fake catalog with IDP's client-credentials tokens
+# oauth2_upstream URL [PROXY]: an [upstream] on the fake catalog with IDP's client-credentials
+# tokens, reached through PROXY when given
 oauth2_upstream() {
-  printf '[upstream]\nurl = "%s"\nauth = "oauth2"\n[upstream.oauth2]\ntoken_endpoint = "%s/token"\nclient_id = "icegate"\nclient_secret_file = "%s"\nscope = "catalog"\n' \
-    "$1" "$IDP" "$WORK/client-secret"
+  printf '[upstream]\nurl = "%s"\nauth = "oauth2"\n' "$1"
+  [ -z "${2:-}" ] || printf 'proxy = "%s"\n' "$2"
+  printf '[upstream.oauth2]\ntoken_endpoint = "%s/token"\nclient_id = "icegate"\nclient_secret_file = "%s"\nscope = "catalog"\n' \
+    "$IDP" "$WORK/client-secret"
 }
 alice() { curl -s -o "$WORK/answer.json" -w '%{http_code}' -u alice:pw "$GATE/v1/namespaces/db"; }
 # no_secret TEXT FILE...: fails when TEXT is in any FILE
@@ -146,3 +153,32 @@ grep -aqF "(through the proxy \`http://127.0.0.1:$DOWN_PORT\`)" "$WORK/readyz-do
   || fail "/readyz does not name the proxy that is down: $(cat "$WORK/readyz-down.json")"
 no_secret "$WRONG_SECRET" "$WORK/proxy-down.log" "$WORK/readyz-down.json" "$WORK/answer.json"
 echo "egress: a proxy's credentials sent and never logged; a refusing (407, 401) or down proxy is a 503 named in /readyz" >&2
+
+# c. `[upstream] proxy`: the forwarded requests through the proxy requiring credentials, the side
+# calls through the environment's; the catalog as 127.0.0.1, which no NO_PROXY names
+forwarded() { grep -acF "GET http://127.0.0.1:$CATALOG_PORT/v1/namespaces/db " "$1" || true; }
+side_posts() { grep -acF "POST http://127.0.0.1:$IDP_PORT/token " "$WORK/egress-proxy.log" || true; }
+POSTS_BEFORE="$(side_posts)"
+export HTTP_PROXY="$PROXY"
+start_gate upstream-proxy "$(oauth2_upstream "$CATALOG" "http://icegate:$PROXY_SECRET@127.0.0.1:$PROXY_PORT")"
+unset HTTP_PROXY
+grep -aqF "forwarded requests go through the upstream's proxy" "$WORK/upstream-proxy.log" \
+  || fail "the start-up log does not say the upstream is reached through a proxy"
+for _ in 1 2 3; do
+  [ "$(alice)" = 200 ] || fail "through [upstream] proxy, the request failed: $(cat "$WORK/answer.json")"
+done
+THROUGH="$(forwarded "$WORK/auth-proxy.log")"
+[ "$THROUGH" -ge 3 ] || fail "the forwarded requests did not go through [upstream] proxy ($THROUGH in its log)"
+[ "$(side_posts)" -gt "$POSTS_BEFORE" ] || fail "the token request did not go through HTTP_PROXY"
+if grep -aqF ":$CATALOG_PORT" "$WORK/egress-proxy.log"; then fail "a forwarded request went through HTTP_PROXY"; fi
+curl -s "$ADMIN/readyz" >"$WORK/readyz-upstream-proxy.json"
+no_secret "$PROXY_SECRET" "$WORK/upstream-proxy.log" "$WORK/readyz-upstream-proxy.json" "$WORK/answer.json"
+
+# without `[upstream] proxy`, HTTP_PROXY set and the catalog in no NO_PROXY: still directly
+export HTTP_PROXY="$PROXY"
+start_gate upstream-direct "$(oauth2_upstream "$CATALOG")"
+unset HTTP_PROXY
+[ "$(alice)" = 200 ] || fail "directly, the request failed: $(cat "$WORK/answer.json")"
+if grep -aqF ":$CATALOG_PORT" "$WORK/egress-proxy.log"; then fail "HTTP_PROXY carried a forwarded request"; fi
+[ "$(forwarded "$WORK/auth-proxy.log")" = "$THROUGH" ] || fail "a forwarded request went through a proxy unasked"
+echo "egress: $THROUGH forwarded requests through [upstream] proxy with its credentials, never through HTTP_PROXY" >&2
