@@ -92,6 +92,9 @@ step() {
 # the last step (scripts/fuzz.sh), 25 minutes in. The fix: `cargo update -w` in fuzz/.
 step cargo metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null
 step cargo clippy --locked --all-targets -- -D warnings
+# the fuzz targets against the crate's API, checked here too: `cargo fuzz` builds them only at
+# the last step, where a renamed function (issue 45's) stopped CI after 25 minutes
+step env CARGO_TARGET_DIR=target/fuzz-check cargo check --locked --manifest-path fuzz/Cargo.toml --bins
 step cargo test --locked
 # the example policy's decision tests, run as a policy repository's CI runs them (docs/policy-ci.md)
 step cargo run --locked --quiet -- test --policy policies/example.yaml policies/example.tests.yaml
