@@ -84,18 +84,19 @@ cleanup() {
   rm -rf "$WORK"
 }
 
-# wait_for LOG PATTERN [PID]: until LOG holds PATTERN (60 s at most); with PID, fails at once
-# when that process has exited.
+# wait_for LOG PATTERN [PID [SECONDS]]: until LOG holds PATTERN (SECONDS, 60 by default, at
+# most); with PID, fails at once when that process has exited. A failure shows the log's end.
 wait_for() {
-  for _ in $(seq 600); do
+  local deadline=$((SECONDS + ${4:-60}))
+  while [ "$SECONDS" -lt "$deadline" ]; do
     # -s: the log may not exist yet (the process that writes it is still starting)
     grep -aqs "$2" "$1" && return 0
     if [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null; then
-      echo "exited before printing '$2' in $1:" >&2; cat "$1" >&2; return 1
+      echo "exited before printing '$2' in $1:" >&2; tail -n 60 "$1" >&2; return 1
     fi
     sleep 0.1
   done
-  echo "timed out waiting for '$2' in $1:" >&2; cat "$1" >&2; return 1
+  echo "timed out waiting for '$2' in $1:" >&2; tail -n 60 "$1" >&2; return 1
 }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

@@ -49,12 +49,6 @@ keycloak_launch() { # keycloak_launch LOG PORT
   PIDS+=("$KEYCLOAK_PID")
 }
 
-keycloak_wait() { # keycloak_wait LOG
-  local log="$1"
-  for _ in $(seq 600); do
-    if grep -aq "Listening on: http" "$log"; then KEYCLOAK_STARTUP=$((SECONDS - KEYCLOAK_T0)); return 0; fi
-    if ! kill -0 "$KEYCLOAK_PID" 2>/dev/null; then echo "keycloak exited:" >&2; tail -40 "$log" >&2; return 1; fi
-    sleep 0.5
-  done
-  echo "keycloak did not start in 5 minutes:" >&2; tail -40 "$log" >&2; return 1
+keycloak_wait() { # keycloak_wait LOG: until the server says it started (5 minutes at most)
+  wait_for "$1" "Listening on: http" "$KEYCLOAK_PID" 300 && KEYCLOAK_STARTUP=$((SECONDS - KEYCLOAK_T0))
 }

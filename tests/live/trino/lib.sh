@@ -90,12 +90,6 @@ EOF
   PIDS+=("$TRINO_PID")
 }
 
-trino_wait() { # trino_wait LOG
-  local log="$1"
-  for _ in $(seq 600); do
-    if grep -aq "SERVER STARTED" "$log"; then TRINO_STARTUP=$((SECONDS - TRINO_T0)); return 0; fi
-    if ! kill -0 "$TRINO_PID" 2>/dev/null; then echo "trino exited:" >&2; tail -40 "$log" >&2; return 1; fi
-    sleep 0.5
-  done
-  echo "trino did not start in 5 minutes:" >&2; tail -40 "$log" >&2; return 1
+trino_wait() { # trino_wait LOG: until the server says it started (5 minutes at most)
+  wait_for "$1" "SERVER STARTED" "$TRINO_PID" 300 && TRINO_STARTUP=$((SECONDS - TRINO_T0))
 }
