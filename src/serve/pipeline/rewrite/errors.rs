@@ -11,17 +11,17 @@ use bytes::Bytes;
 /// a trace that cannot be removed, so it becomes an Iceberg error of the same status instead.
 pub fn strip_stack(bytes: Bytes, status: http::StatusCode) -> (Bytes, bool) {
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return (Bytes::from(empty_error(status)), true);
+        return (Bytes::from(written_error(status, true)), true);
     }
     let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
-        return (Bytes::from(unreadable_error(status)), true);
+        return (Bytes::from(written_error(status, false)), true);
     };
     if !remove_stacks(&mut value) {
         return (bytes, false);
     }
     match serde_json::to_vec(&value) {
         Ok(v) => (Bytes::from(v), false),
-        Err(_) => (Bytes::from(unreadable_error(status)), true),
+        Err(_) => (Bytes::from(written_error(status, false)), true),
     }
 }
 
@@ -40,24 +40,16 @@ fn remove_stacks(value: &mut serde_json::Value) -> bool {
     }
 }
 
-/// An Iceberg error for an upstream error without a body (Lakekeeper 0.7's 404 of a route it
-/// does not serve reached clients as an empty 404).
-fn empty_error(status: http::StatusCode) -> String {
-    serde_json::json!({"error": {
-        "message": format!("upstream answered {} without an error body", status.as_u16()),
-        "type": upstream_type(status.as_u16(), true),
-        "code": status.as_u16(),
-    }})
-    .to_string()
-}
-
-fn unreadable_error(status: http::StatusCode) -> String {
-    serde_json::json!({"error": {
-        "message": format!("upstream answered {} with an error body icegate could not read", status.as_u16()),
-        "type": upstream_type(status.as_u16(), false),
-        "code": status.as_u16(),
-    }})
-    .to_string()
+/// The Iceberg error icegate writes in place of an upstream error body: without one
+/// (`empty`: Lakekeeper 0.7's 404 of a route it does not serve reached clients as an empty 404),
+/// or with one it could not read; the upstream's status, and a type clients can tell apart.
+fn written_error(status: http::StatusCode, empty: bool) -> String {
+    let code = status.as_u16();
+    let message = match empty {
+        true => format!("upstream answered {code} without an error body"),
+        false => format!("upstream answered {code} with an error body icegate could not read"),
+    };
+    serde_json::json!({"error": {"message": message, "type": upstream_type(code, empty), "code": code}}).to_string()
 }
 
 #[cfg(test)]
