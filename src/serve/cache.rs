@@ -1,7 +1,9 @@
 //! The serving layer's one cache of what the upstream answered: bounded, each entry kept for a
 //! time to live read on the injectable clock ([`Clock`]), and the layer's one way of treating
-//! a poisoned lock. Every cache of the serving layer is one of these (staged locations, tables'
-//! storage, namespace directories, advertised signers); a test's manual clock ages them all.
+//! a poisoned lock. Every keyed cache of the serving layer with a fixed time to live is one of
+//! these (staged locations, tables' storage, namespace directories, advertised signers), so a
+//! test's manual clock ages them all; STS's minted credentials keep their own map, since each
+//! expires with its credentials and is fetched once per key (`storage::sts`).
 
 use crate::core::clock::Clock;
 use rustc_hash::FxHashMap;
